@@ -1,0 +1,132 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "EdgeGateway",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "edge-gateway", targets: ["EdgeGatewayCLI"]),
+        .library(name: "EdgeGatewayApp", targets: ["EdgeGatewayApp"]),
+        .library(name: "EdgeStore", targets: ["EdgeStore"]),
+        .library(name: "BLIPCodec", targets: ["BLIPCodec"]),
+        .library(name: "BLIPConnection", targets: ["BLIPConnection"]),
+        .library(name: "EdgeConfig", targets: ["EdgeConfig"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.2.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+    ],
+    targets: [
+        // zlib, for BLIP's raw-deflate streams and CRC-32.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
+        // Pure, transport-free BLIP 3 framing, compression and message assembly.
+        .target(
+            name: "BLIPCodec",
+            dependencies: ["CZlib"]
+        ),
+
+        // BLIP connections over server- and client-side WebSockets, with flow control.
+        .target(
+            name: "BLIPConnection",
+            dependencies: [
+                "BLIPCodec",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
+        ),
+
+        // Couchbase-style document store on SQLite: revision trees, changes, local docs, blobs.
+        .target(
+            name: "EdgeStore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // TOML configuration: parsing, validation, environment and CLI overrides.
+        .target(
+            name: "EdgeConfig",
+            dependencies: [
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/default.toml")]
+        ),
+
+        // The gateway application: ops HTTP server (health), service wiring.
+        .target(
+            name: "EdgeGatewayApp",
+            dependencies: [
+                "EdgeConfig",
+                "EdgeStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "EdgeGatewayCLI",
+            dependencies: [
+                "EdgeGatewayApp",
+                "EdgeConfig",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // A child process that writes to the store until it is killed; kill-safety tests drive it.
+        .executableTarget(
+            name: "StoreCrashProbe",
+            dependencies: ["EdgeStore"]
+        ),
+
+        .testTarget(
+            name: "BLIPCodecTests",
+            dependencies: ["BLIPCodec"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "BLIPConnectionTests",
+            dependencies: [
+                "BLIPConnection",
+                "BLIPCodec",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
+        ),
+        .testTarget(
+            name: "EdgeStoreTests",
+            dependencies: ["EdgeStore", "StoreCrashProbe"]
+        ),
+        .testTarget(
+            name: "EdgeConfigTests",
+            dependencies: ["EdgeConfig"]
+        ),
+        .testTarget(
+            name: "EdgeGatewayAppTests",
+            dependencies: [
+                "EdgeGatewayApp",
+                "EdgeConfig",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+// Module `BLIPCodec`: see README's architecture section.

@@ -1,0 +1,1 @@
+// Module `BLIPConnection`: see README's architecture section.

@@ -1,0 +1,1 @@
+// Module `EdgeConfig`: see README's architecture section.

@@ -1,0 +1,1 @@
+// Module `EdgeGatewayApp`: see README's architecture section.

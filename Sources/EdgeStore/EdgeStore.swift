@@ -1,0 +1,1 @@
+// Module `EdgeStore`: see README's architecture section.

@@ -1,0 +1,36 @@
+// swift-tools-version: 6.1
+// Benchmarks live in their own package so the main build and CI never compile the harness.
+// Run: cd Benchmarks && swift package --disable-sandbox benchmark
+import PackageDescription
+
+let package = Package(
+    name: "EdgeGatewayBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.0", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "StoreBenchmarks",
+            dependencies: [
+                .product(name: "EdgeStore", package: "main"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "StoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "BLIPBenchmarks",
+            dependencies: [
+                .product(name: "BLIPCodec", package: "main"),
+                .product(name: "BLIPConnection", package: "main"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "BLIPBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

@@ -1,7 +1,12 @@
 // swift-tools-version: 6.1
 // Benchmarks live in their own package so the main build and CI never compile the harness.
 // Run: cd Benchmarks && swift package --disable-sandbox benchmark
+import Foundation
 import PackageDescription
+
+// A path dependency is identified by its folder name, which depends on where the repository was cloned.
+let rootPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent.lowercased()
 
 let package = Package(
     name: "EdgeGatewayBenchmarks",
@@ -15,7 +20,7 @@ let package = Package(
         .executableTarget(
             name: "StoreBenchmarks",
             dependencies: [
-                .product(name: "EdgeStore", package: "main"),
+                .product(name: "EdgeStore", package: rootPackage),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
@@ -25,8 +30,8 @@ let package = Package(
         .executableTarget(
             name: "BLIPBenchmarks",
             dependencies: [
-                .product(name: "BLIPCodec", package: "main"),
-                .product(name: "BLIPConnection", package: "main"),
+                .product(name: "BLIPCodec", package: rootPackage),
+                .product(name: "BLIPConnection", package: rootPackage),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "BLIPBenchmarks",

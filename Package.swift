@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BLIPCodec", targets: ["BLIPCodec"]),
         .library(name: "BLIPConnection", targets: ["BLIPConnection"]),
         .library(name: "EdgeConfig", targets: ["EdgeConfig"]),
+        .library(name: "EdgeIdentity", targets: ["EdgeIdentity"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -22,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.2.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.6.0"),
     ],
     targets: [
         // zlib, for BLIP's raw-deflate streams and CRC-32.
@@ -54,6 +57,17 @@ let package = Package(
             name: "EdgeStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // TLS identities (self-signed, generated once and persisted; or imported) and peer trust: pinning, CA, client certs.
+        .target(
+            name: "EdgeIdentity",
+            dependencies: [
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -115,6 +129,15 @@ let package = Package(
         .testTarget(
             name: "EdgeStoreTests",
             dependencies: ["EdgeStore", "StoreCrashProbe"]
+        ),
+        .testTarget(
+            name: "EdgeIdentityTests",
+            dependencies: [
+                "EdgeIdentity",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
         ),
         .testTarget(
             name: "EdgeConfigTests",

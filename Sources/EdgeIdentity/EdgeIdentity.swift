@@ -1,0 +1,1 @@
+// Module `EdgeIdentity`: see README's architecture section.

@@ -102,6 +102,10 @@ let package = Package(
                 "EdgeConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -142,6 +146,10 @@ let package = Package(
         .testTarget(
             name: "EdgeConfigTests",
             dependencies: ["EdgeConfig"]
+        ),
+        .testTarget(
+            name: "EdgeGatewayCLITests",
+            dependencies: ["EdgeGatewayCLI"]
         ),
         .testTarget(
             name: "EdgeGatewayAppTests",

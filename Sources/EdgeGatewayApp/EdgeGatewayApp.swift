@@ -1,1 +1,0 @@
-// Module `EdgeGatewayApp`: see README's architecture section.

@@ -1,0 +1,3 @@
+public enum EdgeGatewayVersion {
+    public static let current = "0.1.0"
+}

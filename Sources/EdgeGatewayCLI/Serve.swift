@@ -1,0 +1,42 @@
+import ArgumentParser
+import EdgeGatewayApp
+import Logging
+import ServiceLifecycle
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the gateway until SIGTERM or SIGINT.",
+        discussion: """
+            Opens the databases, starts the listeners, the upstream replicators and the ops endpoint \
+            (/health, /health/live, /health/ready). On SIGTERM or SIGINT it stops accepting, finishes the \
+            writes in flight, closes the databases and exits 0.
+            """
+    )
+
+    @OptionGroup var options: ConfigurationOptions
+
+    func run() async throws {
+        let configuration = try options.load()
+        LoggingSystem.bootstrap { label in
+            LogfmtLogHandler(label: label, level: configuration.node.logLevel)
+        }
+        let logger = Logger(label: "edge-gateway")
+        logger.info(
+            "starting",
+            metadata: [
+                "version": "\(EdgeGatewayVersion.current)",
+                "node": "\(configuration.node.name)",
+                "config": "\(options.configurationFile ?? "embedded default")",
+            ]
+        )
+        let application: any ApplicationProtocol
+        do {
+            application = try await buildApplication(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("start-up failed", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
+        try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        logger.info("stopped")
+    }
+}

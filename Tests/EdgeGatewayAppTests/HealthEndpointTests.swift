@@ -1,0 +1,134 @@
+import EdgeConfig
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+@testable import EdgeGatewayApp
+
+@Suite("Health endpoint")
+struct HealthEndpointTests {
+    @Test("GET /health reports the node and an open, writable store")
+    func fullReport() async throws {
+        try await withTemporaryGateway { application in
+            try await application.test(.live) { client in
+                try await client.execute(uri: "/health", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentType] == "application/json")
+                    let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))
+                    #expect(report.status == .up)
+                    #expect(report.node == "health-test")
+                    let store = try #require(report.components.first { $0.kind == .store })
+                    #expect(store.name == "inventory")
+                    #expect(store.status == .up)
+                    #expect(store.details["writable"] == .boolean(true))
+                }
+            }
+        }
+    }
+
+    @Test("HEAD answers like GET, without a body", arguments: ["/health", "/health/live", "/health/ready"])
+    func headRequests(path: String) async throws {
+        try await withTemporaryGateway { application in
+            try await application.test(.live) { client in
+                try await client.execute(uri: path, method: .head) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.body.readableBytes == 0)
+                }
+            }
+        }
+    }
+
+    @Test("liveness and readiness answer 200 once the server runs")
+    func livenessAndReadiness() async throws {
+        try await withTemporaryGateway { application in
+            try await application.test(.live) { client in
+                try await client.execute(uri: "/health/live", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+                try await client.execute(uri: "/health/ready", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body).contains("\"ready\""))
+                }
+            }
+        }
+    }
+
+    @Test("a component that is down turns /health and /health/ready into 503 and names the reason")
+    func downComponent() async throws {
+        let monitor = HealthMonitor(nodeName: "down-test")
+        monitor.register(StaticReporter(reports: [
+            ComponentHealth(name: "cloud", kind: .upstream, status: .down, reason: "HTTP 401 from upstream")
+        ]))
+        monitor.markReady()
+        let router = Router()
+        HealthController(monitor: monitor).addRoutes(to: router)
+        let application = Application(router: router)
+        try await application.test(.router) { client in
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))
+                #expect(report.status == .down)
+            }
+            try await client.execute(uri: "/health/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(String(buffer: response.body).contains("upstream cloud: HTTP 401 from upstream"))
+            }
+        }
+    }
+
+    @Test("a degraded component keeps /health at 200 but reports it")
+    func degradedComponent() async throws {
+        let monitor = HealthMonitor(nodeName: "degraded-test")
+        monitor.register(StaticReporter(reports: [
+            ComponentHealth(name: "dns-sd", kind: .discovery, status: .degraded, reason: "no avahi-daemon"),
+            ComponentHealth(name: "inventory", kind: .store, status: .up),
+        ]))
+        let router = Router()
+        HealthController(monitor: monitor).addRoutes(to: router)
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .ok)
+                let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))
+                #expect(report.status == .degraded)
+                #expect(report.ready == false)
+            }
+            try await client.execute(uri: "/health/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+            }
+        }
+    }
+}
+
+struct StaticReporter: HealthReporting {
+    let reports: [ComponentHealth]
+    func healthReports() async -> [ComponentHealth] { reports }
+}
+
+/// Runs `body` with a gateway built from a minimal configuration over a fresh data directory.
+func withTemporaryGateway(
+    _ body: (any ApplicationProtocol) async throws -> Void
+) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let configuration = try ConfigurationLoader.parse(
+        toml: """
+            [node]
+            name = "health-test"
+            data_dir = "\(directory.path)"
+
+            [ops]
+            address = "127.0.0.1"
+            port = 0
+
+            [[database]]
+            name = "inventory"
+            """,
+        source: "test",
+        environment: [:],
+        overrides: ConfigurationOverrides()
+    )
+    let application = try await buildApplication(configuration: configuration, logger: Logger(label: "test"))
+    try await body(application)
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The `edge-gateway` binary built alongside this test bundle, run as a real child process.
+struct EdgeGatewayBinary {
+    static var url: URL {
+        // `swift test` runs the test bundle from the products directory, where the executable is built too.
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("edge-gateway")
+    }
+
+    struct Outcome {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// Runs the binary to completion and collects its output.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
+        let process = try start(arguments, environment: environment)
+        let output = process.standardOutputPipe.fileHandleForReading.readDataToEndOfFile()
+        let error = process.standardErrorPipe.fileHandleForReading.readDataToEndOfFile()
+        process.process.waitUntilExit()
+        return Outcome(
+            status: process.process.terminationStatus,
+            standardOutput: String(decoding: output, as: UTF8.self),
+            standardError: String(decoding: error, as: UTF8.self)
+        )
+    }
+
+    struct Running {
+        let process: Process
+        let standardOutputPipe: Pipe
+        let standardErrorPipe: Pipe
+    }
+
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
+        inherited.merge(environment) { _, new in new }
+        process.environment = inherited
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return Running(process: process, standardOutputPipe: output, standardErrorPipe: error)
+    }
+}
+
+/// A port that was free a moment ago: good enough for a child process that binds it right away.
+func freeLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+func temporaryDirectory() throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}

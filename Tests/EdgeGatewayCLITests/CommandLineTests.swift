@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@Suite("edge-gateway command line")
+struct CommandLineTests {
+    @Test("version prints the version")
+    func version() async throws {
+        let outcome = try await EdgeGatewayBinary.run(["version"])
+        #expect(outcome.status == 0)
+        #expect(outcome.standardOutput.hasPrefix("edge-gateway "))
+    }
+
+    @Test("config check accepts the shipped site configuration")
+    func checkShippedConfiguration() async throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/edge-gateway.toml")
+        let outcome = try await EdgeGatewayBinary.run(
+            ["config", "check", file.path],
+            environment: ["EDGE_GATEWAY_UPSTREAM_CLOUD_PASSWORD": "from-the-environment"]
+        )
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("OK"))
+    }
+
+    @Test("config check names the bad key and its line, and exits non-zero")
+    func checkBadConfiguration() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("bad.toml")
+        try """
+            [node]
+            name = "site"
+
+            [ops]
+            port = "4985"
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let outcome = try await EdgeGatewayBinary.run(["config", "check", file.path])
+        #expect(outcome.status == 2)
+        #expect(outcome.standardError.contains("port"))
+        #expect(outcome.standardError.contains("line 5"))
+    }
+
+    @Test("serve starts, health probes it, SIGTERM stops it cleanly, then health fails")
+    func serveHealthAndGracefulShutdown() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try freeLoopbackPort()
+        let file = directory.appendingPathComponent("gateway.toml")
+        try """
+            [node]
+            name = "cli-test"
+            data_dir = "\(directory.appendingPathComponent("data").path)"
+
+            [ops]
+            address = "127.0.0.1"
+            port = \(port)
+
+            [[database]]
+            name = "inventory"
+            """.write(to: file, atomically: true, encoding: .utf8)
+
+        let gateway = try EdgeGatewayBinary.start(["serve", "--config", file.path])
+        defer { if gateway.process.isRunning { gateway.process.terminate() } }
+
+        var healthy: EdgeGatewayBinary.Outcome?
+        for _ in 0..<100 where gateway.process.isRunning {
+            let probe = try await EdgeGatewayBinary.run(["health", "--config", file.path])
+            if probe.status == 0 {
+                healthy = probe
+                break
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let probe = try #require(healthy, "the gateway never became healthy")
+        #expect(probe.standardOutput.hasPrefix("healthy: HTTP 200, status up"))
+
+        kill(gateway.process.processIdentifier, SIGTERM)
+        gateway.process.waitUntilExit()
+        #expect(gateway.process.terminationReason == .exit)
+        #expect(gateway.process.terminationStatus == 0)
+        let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(logs.contains("msg=stopped"))
+
+        let afterwards = try await EdgeGatewayBinary.run(["health", "--config", file.path])
+        #expect(afterwards.status == 1)
+        #expect(afterwards.standardOutput.hasPrefix("unhealthy:"))
+    }
+}

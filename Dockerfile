@@ -1,2 +1,110 @@
-# Placeholder until the container issue: the real multi-stage image is built there.
-FROM debian:bookworm-slim
+# syntax=docker/dockerfile:1
+#
+# EdgeGateway image: a static-stdlib Swift binary on debian:bookworm-slim, run as uid 1000.
+#
+#   docker build -t edge-gateway .                                    compile in the official Swift image
+#   docker build --build-arg BINARY_SOURCE=context -t edge-gateway .  use a binary built beforehand (see below)
+#
+# Both ways end in the same `runtime` stage; only the stage that supplies /opt/edge-gateway differs, so the
+# image the smoke test builds from a host binary runs exactly the instructions of the shipped one.
+# Nothing here is architecture-specific (no downloads), so `docker buildx build --platform` works for any
+# platform the Swift image exists for.
+
+# The Swift toolchain image of the build stage.
+ARG SWIFT_IMAGE=swift:6.3-bookworm
+# The runtime base; a local copy with the same name can be substituted (the smoke test builds one with
+# debootstrap).
+ARG BASE_IMAGE=debian:bookworm-slim
+# Where the binary comes from: `build` compiles it in SWIFT_IMAGE; `context` copies PREBUILT_DIR from the
+# build context.
+ARG BINARY_SOURCE=build
+
+FROM ${SWIFT_IMAGE} AS build
+WORKDIR /src
+# The official Swift image lacks the headers of the system libraries the package links against.
+# DL3008 (pin apt versions): the Swift image pins the Debian release; exact versions would break the build
+# at every Debian point release.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev \
+    && rm -rf /var/lib/apt/lists/*
+# Resolving dependencies in a layer of its own keeps them cached while only the sources change.
+COPY Package.* ./
+RUN swift package resolve
+COPY Sources ./Sources
+# SwiftPM checks that every declared target has its folder, test targets included.
+COPY Tests ./Tests
+# The stdlib and Foundation are linked statically, so the runtime needs no Swift runtime; resource
+# bundles (*.resources) must sit next to the executable, where Bundle.module looks for them.
+RUN swift build -c release --static-swift-stdlib --product edge-gateway \
+    && bin="$(swift build -c release --static-swift-stdlib --show-bin-path)" \
+    && mkdir -p /dist \
+    && cp "$bin/edge-gateway" /dist/ \
+    && find "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /dist/ \; \
+    && strip /dist/edge-gateway
+
+FROM scratch AS binary-build
+COPY --from=build /dist/ /
+
+# PREBUILT_DIR holds `edge-gateway` and its `*.resources` bundles, e.g. as made by
+#   swift build -c release --static-swift-stdlib --product edge-gateway
+#   mkdir -p .build-container/dist && cp .build/release/edge-gateway .build/release/*.resources .build-container/dist/
+# (.dockerignore lets exactly that directory through).
+FROM scratch AS binary-context
+ARG PREBUILT_DIR=.build-container/dist
+COPY ${PREBUILT_DIR}/ /
+
+# DL3006 (tag every image): binary-${BINARY_SOURCE} names one of the two stages above, not an image.
+# hadolint ignore=DL3006
+FROM binary-${BINARY_SOURCE} AS binary
+
+FROM ${BASE_IMAGE} AS runtime
+# Runtime libraries only: SQLite and zlib now; Avahi's client (DNS-SD through the host's avahi-daemon over
+# D-Bus) and libqrencode (pairing QR codes) for the discovery and pairing features; CA roots for
+# upstreams with public certificates.
+# DL3008 (pin apt versions): BASE_IMAGE pins the Debian release and its security updates should flow in;
+# exact versions would break the build at every Debian point release.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        ca-certificates \
+        libavahi-client3 \
+        libqrencode4 \
+        libsqlite3-0 \
+        zlib1g \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --gid 1000 edge-gateway \
+    && useradd --uid 1000 --gid 1000 --no-create-home --home-dir /var/lib/edge-gateway \
+        --shell /usr/sbin/nologin edge-gateway \
+    && install -d -o edge-gateway -g edge-gateway -m 0750 /var/lib/edge-gateway \
+    && install -d -m 0755 /etc/edge-gateway
+
+COPY --from=binary / /opt/edge-gateway/
+COPY config/edge-gateway.toml /etc/edge-gateway/edge-gateway.toml
+
+ENV PATH=/opt/edge-gateway:$PATH \
+    EDGE_GATEWAY_CONFIG=/etc/edge-gateway/edge-gateway.toml \
+    EDGE_GATEWAY_DATA_DIR=/var/lib/edge-gateway \
+    EDGE_GATEWAY_OPS_ADDRESS=0.0.0.0
+
+# Data: databases, blobs, the TLS identity, remote UUIDs and replication checkpoints. Config: the TOML file
+# (and, later, users); mount it read-only. A new named volume starts as a copy of the image's content, so
+# the data directory keeps its uid 1000 ownership.
+VOLUME ["/var/lib/edge-gateway", "/etc/edge-gateway"]
+WORKDIR /var/lib/edge-gateway
+USER 1000:1000
+
+# 4984: sync listener (BLIP over WebSocket, TLS); 4985: ops (health, metrics).
+EXPOSE 4984 4985
+
+# `edge-gateway health` probes the ops endpoint named by EDGE_GATEWAY_CONFIG (0.0.0.0 is probed on
+# 127.0.0.1), so the image needs no curl. Opening large databases can take a while, hence the start period.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+    CMD ["edge-gateway", "health", "--timeout", "5"]
+
+# The gateway is PID 1 on purpose: it installs its own SIGTERM/SIGINT handlers (graceful drain, exit 0) and
+# spawns no children, so there are no zombies to reap and no init is needed. `docker run --init` (tini)
+# also works and forwards SIGTERM unchanged.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["edge-gateway"]
+CMD ["serve"]

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the container scripts (sourced, not run): one podman invocation with a private vfs store,
 # chroot build isolation and runc, so that nothing depends on the host's container setup, kernel overlay
 # support or a registry.

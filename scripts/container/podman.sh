@@ -32,4 +32,13 @@ podman_cmd() {
         "$@"
 }
 
+# Some sandboxes and CI runners withhold CAP_SYS_RESOURCE, so runc cannot raise a container's limits above
+# its caller's; podman's defaults (over a million open files and processes) then fail with "error setting
+# rlimit type 7: operation not permitted". Ask for the caller's own open-file limit and a process limit the
+# gateway never approaches.
+open_files_limit="$(ulimit -Hn)"
+[ "$open_files_limit" = unlimited ] && open_files_limit=1048576
+# shellcheck disable=SC2034 # used by the scripts that source this file
+container_limits=(--ulimit "nofile=$open_files_limit:$open_files_limit" --ulimit nproc=32768:32768)
+
 ensure_container_tools

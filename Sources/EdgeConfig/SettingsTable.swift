@@ -1,13 +1,5 @@
 import TOMLKit
 
-/// One TOML document being decoded: the name errors cite, where its keys are, and the directory
-/// relative file paths in it are resolved against.
-struct ConfigurationDocument: Sendable {
-    let name: String
-    let locator: SourceLineLocator
-    let baseDirectory: String
-}
-
 /// A value that replaces a file value: from an environment variable or a command-line override.
 /// It is kept as text and converted by the same accessors as file values, so it is validated
 /// exactly like them and errors name where it came from.
@@ -150,6 +142,12 @@ struct SettingsTable {
             header: qualifiedHeader(key),
             displayName: keyPath(key)
         )
+    }
+
+    /// The table `[key]`, or an empty one when absent so that defaults and overrides still apply.
+    func subtableOrEmpty(_ key: String) throws -> SettingsTable {
+        try subtable(key)
+            ?? SettingsTable(table: TOMLTable(), document: document, header: qualifiedHeader(key), displayName: keyPath(key))
     }
 
     /// The elements of the array of tables `[[key]]`; empty when absent.

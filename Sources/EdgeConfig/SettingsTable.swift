@@ -102,8 +102,7 @@ struct SettingsTable {
             lineOf(lhs) < lineOf(rhs)
         }
         if let key = firstInFile {
-            let place = displayName.map { " in \($0)" } ?? ""
-            throw error(at: key, "unknown key `\(key)`\(place)", allowed: allowed)
+            throw error(at: key, "unknown key `\(key)`", allowed: allowed)
         }
     }
 

@@ -36,7 +36,7 @@ extension SettingsTable {
         }
         let contents = try readText(path, key: key)
         var secret = Substring(contents)
-        while let last = secret.last, last == "\n" || last == "\r" {
+        while let last = secret.last, last.isNewline {
             secret = secret.dropLast()
         }
         guard !secret.isEmpty else {

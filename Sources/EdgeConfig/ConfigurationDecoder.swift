@@ -26,13 +26,20 @@ struct ConfigurationDecoder {
         }
 
         var portClaims = [PortClaim(address: ops.address, port: ops.port, owner: "[ops]")]
-        let listeners = try decodeEntries(root, kind: "listener", environment: environment.listeners) { table, name in
-            let listener = try ListenerSettings(decoding: table, name: name, node: node, databases: databases)
-            try PortClaim(address: listener.interface, port: listener.port, owner: "listener \"\(name)\"")
-                .claim(among: &portClaims, table: table)
+        let listeners = try decodeEntries(
+            root, kind: "listener", environment: environment.listeners
+        ) { table, name in
+            let listener = try ListenerSettings(
+                decoding: table, name: name, node: node, databases: databases)
+            try PortClaim(
+                address: listener.interface, port: listener.port, owner: "listener \"\(name)\""
+            )
+            .claim(among: &portClaims, table: table)
             return listener
         }
-        let upstreams = try decodeEntries(root, kind: "upstream", environment: environment.upstreams) { table, name in
+        let upstreams = try decodeEntries(
+            root, kind: "upstream", environment: environment.upstreams
+        ) { table, name in
             try UpstreamSettings(decoding: table, name: name, databases: databases)
         }
 
@@ -57,27 +64,36 @@ struct ConfigurationDecoder {
 
     private func decodeNode(_ section: SettingsTable) throws -> NodeSettings {
         var table = section
-        table.overrides = environment.node.merging(overrides.nodeValues) { _, commandLine in commandLine }
+        table.overrides = environment.node.merging(overrides.nodeValues) { _, commandLine in
+            commandLine
+        }
         try table.rejectUnknownKeys(allowed: Self.nodeKeys)
 
         let name = try table.string("name") ?? "edge-gateway"
         // The node name is the default DNS-SD instance name, which DNS limits to 63 bytes.
-        guard name.utf8.count <= 63, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard name.utf8.count <= 63,
+            !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
             throw table.error(at: "name", "must be at most 63 bytes without control characters")
         }
         let dataDirectory = try table.string("data_dir") ?? "./data"
         let logLevel = try table.choice("log_level", as: Logger.Level.self) ?? .info
         return NodeSettings(
             name: name,
-            dataDirectory: URL(fileURLWithPath: dataDirectory, relativeTo: URL(fileURLWithPath: workingDirectory, isDirectory: true))
-                .standardizedFileURL.path,
+            dataDirectory: URL(
+                fileURLWithPath: dataDirectory,
+                relativeTo: URL(fileURLWithPath: workingDirectory, isDirectory: true)
+            )
+            .standardizedFileURL.path,
             logLevel: logLevel
         )
     }
 
     private func decodeOps(_ section: SettingsTable) throws -> OpsSettings {
         var table = section
-        table.overrides = environment.ops.merging(overrides.opsValues) { _, commandLine in commandLine }
+        table.overrides = environment.ops.merging(overrides.opsValues) { _, commandLine in
+            commandLine
+        }
         try table.rejectUnknownKeys(allowed: Self.opsKeys)
         return OpsSettings(
             address: try table.ipAddress("address") ?? "127.0.0.1",
@@ -101,7 +117,8 @@ struct ConfigurationDecoder {
             if let previous = firstUse[environmentName] {
                 let place = previous.line.map { " at line \($0)" } ?? ""
                 if previous.name == name {
-                    throw table.error(at: "name", "duplicate \(kind) name \"\(name)\" (first defined\(place))")
+                    throw table.error(
+                        at: "name", "duplicate \(kind) name \"\(name)\" (first defined\(place))")
                 }
                 throw table.error(
                     at: "name",
@@ -109,7 +126,11 @@ struct ConfigurationDecoder {
                         + "\(EnvironmentOverrides.prefix)\(kind.uppercased())_\(environmentName)_… variables; rename one"
                 )
             }
-            firstUse[environmentName] = (name, table.document.locator.line(ofKey: "name", inTable: kind, occurrence: table.occurrence))
+            firstUse[environmentName] = (
+                name,
+                table.document.locator.line(
+                    ofKey: "name", inTable: kind, occurrence: table.occurrence)
+            )
             table.displayName = "\(kind) \"\(name)\""
             table.overrides = environment[environmentName] ?? [:]
             return try decode(table, name)
@@ -137,7 +158,8 @@ private struct PortClaim {
 
     func claim(among claims: inout [PortClaim], table: SettingsTable) throws {
         if let holder = claims.first(where: overlaps) {
-            throw table.error(at: "port", "port \(port) on \(address) is already used by \(holder.owner)")
+            throw table.error(
+                at: "port", "port \(port) on \(address) is already used by \(holder.owner)")
         }
         claims.append(self)
     }

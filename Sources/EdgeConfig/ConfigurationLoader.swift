@@ -33,8 +33,11 @@ public enum ConfigurationLoader {
         do {
             text = try String(contentsOfFile: file, encoding: .utf8)
         } catch {
-            let reason = FileManager.default.fileExists(atPath: file) ? "is not readable UTF-8 text" : "does not exist"
-            throw ConfigurationError(source: file, message: "cannot read the configuration file: it \(reason)")
+            let reason =
+                FileManager.default.fileExists(atPath: file)
+                ? "is not readable UTF-8 text" : "does not exist"
+            throw ConfigurationError(
+                source: file, message: "cannot read the configuration file: it \(reason)")
         }
         let fileURL = URL(fileURLWithPath: file, relativeTo: currentDirectory)
         return try parse(
@@ -81,7 +84,8 @@ public enum ConfigurationLoader {
         else {
             throw ConfigurationError(
                 source: embeddedDefaultName,
-                message: "the resource is missing from the EdgeConfig bundle; the installation is incomplete"
+                message:
+                    "the resource is missing from the EdgeConfig bundle; the installation is incomplete"
             )
         }
         return text

@@ -1,6 +1,7 @@
 extension DatabaseSettings {
     static let keys = [
-        "name", "collections", "max_revision_tree_depth", "keep_revision_bodies", "keep_revision_bodies_for",
+        "name", "collections", "max_revision_tree_depth", "keep_revision_bodies",
+        "keep_revision_bodies_for",
     ]
 
     /// Written as `keep_revision_bodies_for` to lift the age limit.
@@ -18,9 +19,11 @@ extension DatabaseSettings {
         self.init(
             name: name,
             collections: try table.collectionNames("collections") ?? [Self.defaultCollection],
-            maxRevisionTreeDepth: try table.integer("max_revision_tree_depth", in: 1...10_000) ?? 20,
+            maxRevisionTreeDepth: try table.integer("max_revision_tree_depth", in: 1...10_000)
+                ?? 20,
             deltaRetention: DeltaRetention(
-                revisionBodies: try table.integer("keep_revision_bodies", in: 0...10_000) ?? defaults.revisionBodies,
+                revisionBodies: try table.integer("keep_revision_bodies", in: 0...10_000)
+                    ?? defaults.revisionBodies,
                 maximumAge: maximumAge
             )
         )

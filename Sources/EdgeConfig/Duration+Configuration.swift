@@ -26,7 +26,8 @@ extension Duration {
             else {
                 return nil
             }
-            let (product, productOverflow) = amount.multipliedReportingOverflow(by: unit.milliseconds)
+            let (product, productOverflow) = amount.multipliedReportingOverflow(
+                by: unit.milliseconds)
             let (sum, sumOverflow) = milliseconds.addingReportingOverflow(product)
             guard !productOverflow, !sumOverflow else {
                 return nil

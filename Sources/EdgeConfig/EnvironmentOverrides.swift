@@ -10,12 +10,18 @@ struct EnvironmentOverrides {
     /// Read by ``ConfigurationLoader/load(file:environment:overrides:)`` when no file is given.
     static let configFileVariable = "EDGE_GATEWAY_CONFIG"
 
-    private static let nodeVariables = ["NODE_NAME": "name", "DATA_DIR": "data_dir", "LOG_LEVEL": "log_level"]
+    private static let nodeVariables = [
+        "NODE_NAME": "name", "DATA_DIR": "data_dir", "LOG_LEVEL": "log_level",
+    ]
     private static let opsVariables = ["OPS_ADDRESS": "address", "OPS_PORT": "port"]
-    private static let listenerSuffixes = ["_PORT": "port", "_INTERFACE": "interface", "_TLS": "tls"]
+    private static let listenerSuffixes = [
+        "_PORT": "port", "_INTERFACE": "interface", "_TLS": "tls",
+    ]
     /// `password` is not a file key: the file names a `password_file`, the environment carries the
     /// password itself (as container secrets usually arrive).
-    private static let upstreamSuffixes = ["_URL": "url", "_USERNAME": "username", "_PASSWORD": "password"]
+    private static let upstreamSuffixes = [
+        "_URL": "url", "_USERNAME": "username", "_PASSWORD": "password",
+    ]
 
     /// Every accepted variable, with `<NAME>` standing for an entry name; listed in errors.
     static let acceptedVariables: [String] =
@@ -41,9 +47,13 @@ struct EnvironmentOverrides {
                 node[key] = override
             } else if let key = Self.opsVariables[suffix] {
                 ops[key] = override
-            } else if let (name, key) = Self.entryVariable(suffix, kind: "LISTENER_", suffixes: Self.listenerSuffixes) {
+            } else if let (name, key) = Self.entryVariable(
+                suffix, kind: "LISTENER_", suffixes: Self.listenerSuffixes)
+            {
                 listeners[name, default: [:]][key] = override
-            } else if let (name, key) = Self.entryVariable(suffix, kind: "UPSTREAM_", suffixes: Self.upstreamSuffixes) {
+            } else if let (name, key) = Self.entryVariable(
+                suffix, kind: "UPSTREAM_", suffixes: Self.upstreamSuffixes)
+            {
                 upstreams[name, default: [:]][key] = override
             } else {
                 throw ConfigurationError(

@@ -1,7 +1,9 @@
 extension ListenerSettings {
     static let keys = [
-        "name", "interface", "port", "tls", "tls_certificate", "tls_key", "tls_pkcs12", "tls_pkcs12_password_file",
-        "auth", "users_file", "client_ca_certificates", "databases", "delta_sync", "max_connections", "dns_sd",
+        "name", "interface", "port", "tls", "tls_certificate", "tls_key", "tls_pkcs12",
+        "tls_pkcs12_password_file",
+        "auth", "users_file", "client_ca_certificates", "databases", "delta_sync",
+        "max_connections", "dns_sd",
         "dns_sd_type", "dns_sd_name",
     ]
 
@@ -20,7 +22,10 @@ extension ListenerSettings {
     private static let pemKeys = ["tls_certificate", "tls_key"]
     private static let pkcs12Keys = ["tls_pkcs12", "tls_pkcs12_password_file"]
 
-    init(decoding table: SettingsTable, name: String, node: NodeSettings, databases: [DatabaseSettings]) throws {
+    init(
+        decoding table: SettingsTable, name: String, node: NodeSettings,
+        databases: [DatabaseSettings]
+    ) throws {
         try table.rejectUnknownKeys(allowed: Self.keys)
         let tls = try Self.decodeTLS(table)
         self.init(
@@ -46,23 +51,26 @@ extension ListenerSettings {
             return .selfSigned
         case .file:
             if table.contains("tls_pkcs12") {
-                try table.rejectPresent(pemKeys, because: "instead of tls_pkcs12, not together with it")
+                try table.rejectPresent(
+                    pemKeys, because: "instead of tls_pkcs12, not together with it")
                 return .pkcs12File(
-                    path: try table.readableFile("tls_pkcs12")!,
+                    path: try table.requiredReadableFile("tls_pkcs12", because: "tls = \"file\""),
                     password: try table.secretFile("tls_pkcs12_password_file")
                 )
             }
-            try table.rejectPresent(["tls_pkcs12_password_file"], because: "together with tls_pkcs12")
+            try table.rejectPresent(
+                ["tls_pkcs12_password_file"], because: "together with tls_pkcs12")
             guard table.contains("tls_certificate") || table.contains("tls_key") else {
                 throw table.error(
                     at: "tls",
                     "tls = \"file\" needs tls_certificate and tls_key (PEM), or tls_pkcs12"
                 )
             }
-            try table.requireAll(pemKeys, because: "tls_certificate and tls_key go together")
+            let reason = "tls_certificate and tls_key go together"
+            try table.requireAll(pemKeys, because: reason)
             return .pemFiles(
-                certificate: try table.readableFile("tls_certificate")!,
-                privateKey: try table.readableFile("tls_key")!
+                certificate: try table.requiredReadableFile("tls_certificate", because: reason),
+                privateKey: try table.requiredReadableFile("tls_key", because: reason)
             )
         }
     }
@@ -82,12 +90,16 @@ extension ListenerSettings {
         switch mode {
         case .none:
             try table.rejectPresent(["users_file"], because: "with auth = \"basic\"")
-            try table.rejectPresent(["client_ca_certificates"], because: "with auth = \"client-cert\"")
+            try table.rejectPresent(
+                ["client_ca_certificates"], because: "with auth = \"client-cert\"")
             return .none
         case .basic:
-            try table.rejectPresent(["client_ca_certificates"], because: "with auth = \"client-cert\"")
-            try table.requireAll(["users_file"], because: "auth = \"basic\" checks passwords against it")
-            return .basic(users: try ListenerUser.loadUsersFile(referencedBy: table, key: "users_file"))
+            try table.rejectPresent(
+                ["client_ca_certificates"], because: "with auth = \"client-cert\"")
+            try table.requireAll(
+                ["users_file"], because: "auth = \"basic\" checks passwords against it")
+            return .basic(
+                users: try ListenerUser.loadUsersFile(referencedBy: table, key: "users_file"))
         case .clientCertificate:
             try table.rejectPresent(["users_file"], because: "with auth = \"basic\"")
             guard tls.isEnabled else {
@@ -97,7 +109,9 @@ extension ListenerSettings {
                     allowed: ["self-signed", "file"]
                 )
             }
-            guard let authorities = try table.readableFiles("client_ca_certificates"), !authorities.isEmpty else {
+            guard let authorities = try table.readableFiles("client_ca_certificates"),
+                !authorities.isEmpty
+            else {
                 throw table.error(
                     at: "client_ca_certificates",
                     "auth = \"client-cert\" needs the CA certificates (PEM files) that client certificates must chain to"
@@ -113,10 +127,13 @@ extension ListenerSettings {
     ) throws -> [String] {
         let configured = databases.map(\.name)
         guard let names = try table.uniqueStringArray("databases"), !names.isEmpty else {
-            throw table.error(at: "databases", "must list at least one database to serve", allowed: configured)
+            throw table.error(
+                at: "databases", "must list at least one database to serve", allowed: configured)
         }
         for (index, name) in names.enumerated() where !configured.contains(name) {
-            throw table.error(at: "databases", element: index, "unknown database \"\(name)\"", allowed: configured)
+            throw table.error(
+                at: "databases", element: index, "unknown database \"\(name)\"", allowed: configured
+            )
         }
         return names
     }
@@ -129,7 +146,8 @@ extension ListenerSettings {
             try table.rejectPresent(["dns_sd_type", "dns_sd_name"], because: "with dns_sd = true")
             return nil
         }
-        let serviceType = try table.string("dns_sd_type") ?? ServiceDiscoverySettings.defaultServiceType
+        let serviceType =
+            try table.string("dns_sd_type") ?? ServiceDiscoverySettings.defaultServiceType
         guard isServiceType(serviceType) else {
             throw table.error(
                 at: "dns_sd_type",

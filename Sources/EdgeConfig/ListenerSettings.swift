@@ -86,7 +86,9 @@ public struct ServiceDiscoverySettings: Sendable, Equatable {
 
     public static let defaultServiceType = "_edgegateway._tcp"
 
-    public init(serviceType: String = ServiceDiscoverySettings.defaultServiceType, instanceName: String) {
+    public init(
+        serviceType: String = ServiceDiscoverySettings.defaultServiceType, instanceName: String
+    ) {
         self.serviceType = serviceType
         self.instanceName = instanceName
     }

@@ -9,7 +9,9 @@ extension ListenerUser {
     ///
     /// Passwords are stored as given, because the file itself is the secret (keep it mode 0600,
     /// like `password_file`); the main configuration then holds no secrets and can be shared.
-    static func loadUsersFile(referencedBy listener: SettingsTable, key: String) throws -> [ListenerUser] {
+    static func loadUsersFile(referencedBy listener: SettingsTable, key: String) throws
+        -> [ListenerUser]
+    {
         guard let path = try listener.path(key) else {
             throw listener.error(at: key, "missing required key `\(key)`")
         }
@@ -26,13 +28,16 @@ extension ListenerUser {
             let name = try table.requiredString("name")
             // Basic credentials are `name:password`, split at the first colon.
             guard !name.contains(":") else {
-                throw table.error(at: "name", "must not contain ':' (HTTP Basic separates name and password with it)")
+                throw table.error(
+                    at: "name",
+                    "must not contain ':' (HTTP Basic separates name and password with it)")
             }
             if users.contains(where: { $0.name == name }) {
                 throw table.error(at: "name", "duplicate user name \"\(name)\"")
             }
             table.displayName = "user \"\(name)\""
-            users.append(ListenerUser(name: name, password: Secret(try table.requiredString("password"))))
+            users.append(
+                ListenerUser(name: name, password: Secret(try table.requiredString("password"))))
         }
         guard !users.isEmpty else {
             throw listener.error(at: key, "\(path) defines no [[user]], so nobody could connect")

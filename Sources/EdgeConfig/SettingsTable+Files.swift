@@ -17,6 +17,14 @@ extension SettingsTable {
         return path
     }
 
+    /// The path of a readable regular file that must be configured; `reason` says why.
+    func requiredReadableFile(_ key: String, because reason: String) throws -> String {
+        guard let path = try readableFile(key) else {
+            throw error(at: key, "missing required key `\(key)` (\(reason))")
+        }
+        return path
+    }
+
     /// Paths of readable regular files, listed once each.
     func readableFiles(_ key: String) throws -> [String]? {
         guard let values = try uniqueStringArray(key) else {
@@ -45,6 +53,14 @@ extension SettingsTable {
         return Secret(String(secret))
     }
 
+    /// The contents of a secret file that must be configured; `reason` says why.
+    func requiredSecretFile(_ key: String, because reason: String) throws -> Secret {
+        guard let secret = try secretFile(key) else {
+            throw error(at: key, "missing required key `\(key)` (\(reason))")
+        }
+        return secret
+    }
+
     /// The text of a file, for files that are read whole (users files).
     func readText(_ path: String, key: String) throws -> String {
         try checkReadable(path, key: key)
@@ -56,8 +72,11 @@ extension SettingsTable {
     }
 
     private func resolve(_ path: String) -> String {
-        URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: document.baseDirectory, isDirectory: true))
-            .standardizedFileURL.path
+        URL(
+            fileURLWithPath: path,
+            relativeTo: URL(fileURLWithPath: document.baseDirectory, isDirectory: true)
+        )
+        .standardizedFileURL.path
     }
 
     private func checkReadable(_ path: String, key: String, element: Int? = nil) throws {
@@ -69,7 +88,8 @@ extension SettingsTable {
             throw error(at: key, element: element, "\(path) is a directory, expected a file")
         }
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw error(at: key, element: element, "file is not readable (check permissions): \(path)")
+            throw error(
+                at: key, element: element, "file is not readable (check permissions): \(path)")
         }
     }
 }

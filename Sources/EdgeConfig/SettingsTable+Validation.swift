@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Accessors for values with a format: entry names, addresses, collection names.
@@ -15,7 +15,9 @@ extension SettingsTable {
         let isValid =
             name.utf8.count <= 64
             && name.first.map { $0.isASCII && ($0.isLetter || $0.isNumber) } == true
-            && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+            && name.allSatisfy {
+                $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")
+            }
         guard isValid else {
             throw error(
                 at: "name",
@@ -31,7 +33,9 @@ extension SettingsTable {
             return nil
         }
         guard Self.isIPAddress(text) else {
-            throw error(at: key, "must be an IPv4 or IPv6 address such as \"127.0.0.1\" or \"::1\", got \"\(text)\"")
+            throw error(
+                at: key,
+                "must be an IPv4 or IPv6 address such as \"127.0.0.1\" or \"::1\", got \"\(text)\"")
         }
         return text
     }
@@ -59,7 +63,9 @@ extension SettingsTable {
             return nil
         }
         guard !names.isEmpty else {
-            throw error(at: key, "must list at least one collection", allowed: [DatabaseSettings.defaultCollection])
+            throw error(
+                at: key, "must list at least one collection",
+                allowed: [DatabaseSettings.defaultCollection])
         }
         for (index, name) in names.enumerated() {
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
@@ -96,7 +102,9 @@ extension SettingsTable {
         if part == "_default" {
             return true
         }
-        guard (1...251).contains(part.utf8.count), let first = part.first, first != "_", first != "%" else {
+        guard (1...251).contains(part.utf8.count), let first = part.first, first != "_",
+            first != "%"
+        else {
             return false
         }
         return part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-%".contains($0)) }

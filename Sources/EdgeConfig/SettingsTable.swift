@@ -132,7 +132,7 @@ struct SettingsTable {
         guard let value = table[key] else {
             return nil
         }
-        guard let subtable = value.table, !value.isArrayOfTables else {
+        guard let subtable = value.table else {
             throw error(at: key, "must be a table ([\(key)]), got \(value.typeName)")
         }
         return SettingsTable(
@@ -146,7 +146,9 @@ struct SettingsTable {
     /// The table `[key]`, or an empty one when absent so that defaults and overrides still apply.
     func subtableOrEmpty(_ key: String) throws -> SettingsTable {
         try subtable(key)
-            ?? SettingsTable(table: TOMLTable(), document: document, header: qualifiedHeader(key), displayName: keyPath(key))
+            ?? SettingsTable(
+                table: TOMLTable(), document: document, header: qualifiedHeader(key),
+                displayName: keyPath(key))
     }
 
     /// The elements of the array of tables `[[key]]`; empty when absent.
@@ -269,7 +271,8 @@ struct SettingsTable {
 
     /// An integer number of seconds, or a string such as `"300s"`, `"5m"`, `"1h30m"`, `"7d"`.
     func duration(_ key: String, atLeast minimum: Duration = .zero) throws -> Duration? {
-        let expectation = "must be a duration such as 300 (seconds), \"300s\", \"5m\", \"1h30m\" or \"7d\""
+        let expectation =
+            "must be a duration such as 300 (seconds), \"300s\", \"5m\", \"1h30m\" or \"7d\""
         let duration: Duration
         switch rawValue(key) {
         case nil:
@@ -285,7 +288,8 @@ struct SettingsTable {
             } else if let text = value.string, let parsed = Duration(configurationText: text) {
                 duration = parsed
             } else {
-                let got = value.int.map(String.init) ?? value.string.map { "\"\($0)\"" } ?? value.typeName
+                let got =
+                    value.int.map(String.init) ?? value.string.map { "\"\($0)\"" } ?? value.typeName
                 throw error(at: key, "\(expectation), got \(got)")
             }
         }

@@ -22,13 +22,17 @@ struct SourceLineLocator: Sendable {
         var sections = [Section(name: "", isArrayElement: false, occurrence: 0, headerLine: 0)]
         var occurrences: [String: Int] = [:]
         var scanner = LineScanner()
-        for (index, line) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, line) in source.split(separator: "\n", omittingEmptySubsequences: false)
+            .enumerated()
+        {
             switch scanner.classify(String(line)) {
             case .header(let name, let isArray):
                 let occurrence = occurrences[name, default: 0]
                 occurrences[name] = occurrence + 1
                 sections.append(
-                    Section(name: name, isArrayElement: isArray, occurrence: occurrence, headerLine: index + 1)
+                    Section(
+                        name: name, isArrayElement: isArray, occurrence: occurrence,
+                        headerLine: index + 1)
                 )
             case .key(let key):
                 if sections[sections.count - 1].keyLines[key] == nil {
@@ -49,7 +53,9 @@ struct SourceLineLocator: Sendable {
     func line(ofKey key: String?, inTable table: String?, occurrence: Int = 0) -> Int? {
         let tableName = table ?? ""
         guard
-            let sectionIndex = sections.firstIndex(where: { $0.name == tableName && $0.occurrence == occurrence })
+            let sectionIndex = sections.firstIndex(where: {
+                $0.name == tableName && $0.occurrence == occurrence
+            })
         else {
             return nil
         }
@@ -142,7 +148,9 @@ private struct LineScanner {
         return code
     }
 
-    private static func endOfSingleLineString(in line: String, from start: String.Index) -> String.Index {
+    private static func endOfSingleLineString(in line: String, from start: String.Index)
+        -> String.Index
+    {
         let quote = line[start]
         var index = line.index(after: start)
         while index < line.endIndex {
@@ -196,7 +204,9 @@ private struct LineScanner {
 
     private static func normalizedKey(_ raw: String) -> String {
         let trimmed = raw.trimmingWhitespace()
-        if trimmed.count >= 2, let first = trimmed.first, first == "\"" || first == "'", trimmed.last == first {
+        if trimmed.count >= 2, let first = trimmed.first, first == "\"" || first == "'",
+            trimmed.last == first
+        {
             return String(trimmed.dropFirst().dropLast())
         }
         return trimmed

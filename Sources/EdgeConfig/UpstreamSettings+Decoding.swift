@@ -2,9 +2,12 @@ import Foundation
 
 extension UpstreamSettings {
     static let keys = [
-        "name", "database", "url", "type", "continuous", "collections", "document_ids", "channels", "auth",
-        "username", "password_file", "session_cookie_name", "session_id_file", "client_certificate", "client_key",
-        "server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256", "heartbeat", "max_attempts",
+        "name", "database", "url", "type", "continuous", "collections", "document_ids", "channels",
+        "auth",
+        "username", "password_file", "session_cookie_name", "session_id_file", "client_certificate",
+        "client_key",
+        "server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256", "heartbeat",
+        "max_attempts",
         "max_attempt_wait", "conflict_resolver", "remote_uuid",
     ]
 
@@ -27,7 +30,9 @@ extension UpstreamSettings {
     private static let basicKeys = ["username", "password_file", "password"]
     private static let sessionKeys = ["session_cookie_name", "session_id_file"]
     private static let clientCertificateKeys = ["client_certificate", "client_key"]
-    private static let trustKeys = ["server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256"]
+    private static let trustKeys = [
+        "server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256",
+    ]
 
     init(decoding table: SettingsTable, name: String, databases: [DatabaseSettings]) throws {
         try table.rejectUnknownKeys(allowed: Self.keys)
@@ -59,8 +64,10 @@ extension UpstreamSettings {
             serverTrust: isSecure ? try Self.decodeServerTrust(table) : nil,
             heartbeat: try table.duration("heartbeat", atLeast: .seconds(1)) ?? .seconds(300),
             maxAttempts: try table.integer("max_attempts", in: 0...1_000_000) ?? 0,
-            maxAttemptWait: try table.duration("max_attempt_wait", atLeast: .seconds(1)) ?? .seconds(300),
-            conflictResolver: try table.choice("conflict_resolver", as: ConflictResolver.self) ?? .default,
+            maxAttemptWait: try table.duration("max_attempt_wait", atLeast: .seconds(1))
+                ?? .seconds(300),
+            conflictResolver: try table.choice("conflict_resolver", as: ConflictResolver.self)
+                ?? .default,
             remoteUUID: try table.string("remote_uuid")
         )
         if !isSecure {
@@ -76,14 +83,16 @@ extension UpstreamSettings {
             let scheme = components.scheme?.lowercased(),
             scheme == "ws" || scheme == "wss"
         else {
-            throw table.error(at: "url", "must be a ws:// or wss:// URL, \(example); got \"\(text)\"")
+            throw table.error(
+                at: "url", "must be a ws:// or wss:// URL, \(example); got \"\(text)\"")
         }
         guard let host = components.host, !host.isEmpty else {
             throw table.error(at: "url", "must name a host, \(example)")
         }
         // Credentials in the URL would end up in logs; they belong in username/password_file.
         guard components.user == nil, components.password == nil else {
-            throw table.error(at: "url", "must not contain credentials; use username and password_file")
+            throw table.error(
+                at: "url", "must not contain credentials; use username and password_file")
         }
         guard components.query == nil, components.fragment == nil else {
             throw table.error(at: "url", "must not have a query or fragment, \(example)")
@@ -93,7 +102,8 @@ extension UpstreamSettings {
             throw table.error(at: "url", "must end with the remote database name, \(example)")
         }
         guard remoteDatabase != "_blipsync" else {
-            throw table.error(at: "url", "must end with the database name; /_blipsync is appended automatically")
+            throw table.error(
+                at: "url", "must end with the database name; /_blipsync is appended automatically")
         }
         guard let url = components.url else {
             throw table.error(at: "url", "is not a valid URL, \(example)")
@@ -101,11 +111,14 @@ extension UpstreamSettings {
         return url
     }
 
-    private static func decodeCollections(_ table: SettingsTable, database: DatabaseSettings) throws -> [String] {
+    private static func decodeCollections(_ table: SettingsTable, database: DatabaseSettings) throws
+        -> [String]
+    {
         guard let collections = try table.collectionNames("collections") else {
             return database.collections
         }
-        for (index, collection) in collections.enumerated() where !database.collections.contains(collection) {
+        for (index, collection) in collections.enumerated()
+        where !database.collections.contains(collection) {
             throw table.error(
                 at: "collections",
                 element: index,
@@ -116,7 +129,9 @@ extension UpstreamSettings {
         return collections
     }
 
-    private static func decodeAuthentication(_ table: SettingsTable, isSecure: Bool) throws -> UpstreamAuthentication {
+    private static func decodeAuthentication(_ table: SettingsTable, isSecure: Bool) throws
+        -> UpstreamAuthentication
+    {
         let mode =
             try table.choice("auth", as: AuthenticationMode.self)
             ?? (table.contains("username") ? .basic : .none)
@@ -131,7 +146,9 @@ extension UpstreamSettings {
             try table.rejectPresent(clientCertificateKeys, because: "with auth = \"client-cert\"")
             let username = try table.requiredString("username")
             guard !username.contains(":") else {
-                throw table.error(at: "username", "must not contain ':' (HTTP Basic separates name and password with it)")
+                throw table.error(
+                    at: "username",
+                    "must not contain ':' (HTTP Basic separates name and password with it)")
             }
             // An environment variable beats password_file, like every other override.
             if let password = try table.string("password") {
@@ -149,42 +166,62 @@ extension UpstreamSettings {
             try table.rejectPresent(basicKeys, because: "with auth = \"basic\"")
             try table.rejectPresent(clientCertificateKeys, because: "with auth = \"client-cert\"")
             let cookieName = try table.string("session_cookie_name") ?? defaultSessionCookieName
-            guard cookieName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
-                throw table.error(at: "session_cookie_name", "must contain only letters, digits, '_', '-' and '.'")
+            guard
+                cookieName.allSatisfy({
+                    $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0))
+                })
+            else {
+                throw table.error(
+                    at: "session_cookie_name", "must contain only letters, digits, '_', '-' and '.'"
+                )
             }
-            try table.requireAll(["session_id_file"], because: "auth = \"session\" sends the session ID it holds")
-            return .session(cookieName: cookieName, sessionID: try table.secretFile("session_id_file")!)
+            let sessionID = try table.requiredSecretFile(
+                "session_id_file",
+                because: "auth = \"session\" sends the session ID it holds"
+            )
+            return .session(cookieName: cookieName, sessionID: sessionID)
         case .clientCertificate:
             try table.rejectPresent(basicKeys, because: "with auth = \"basic\"")
             try table.rejectPresent(sessionKeys, because: "with auth = \"session\"")
             guard isSecure else {
                 throw table.error(at: "auth", "auth = \"client-cert\" requires a wss:// url")
             }
-            try table.requireAll(clientCertificateKeys, because: "auth = \"client-cert\" presents them")
+            let reason = "auth = \"client-cert\" presents them"
+            try table.requireAll(clientCertificateKeys, because: reason)
             return .clientCertificate(
-                certificate: try table.readableFile("client_certificate")!,
-                privateKey: try table.readableFile("client_key")!
+                certificate: try table.requiredReadableFile("client_certificate", because: reason),
+                privateKey: try table.requiredReadableFile("client_key", because: reason)
             )
         }
     }
 
     private static func decodeServerTrust(_ table: SettingsTable) throws -> ServerTrust {
-        switch try table.choice("server_trust", as: ServerTrustMode.self) ?? .certificateAuthorities {
+        switch try table.choice("server_trust", as: ServerTrustMode.self) ?? .certificateAuthorities
+        {
         case .certificateAuthorities:
-            try table.rejectPresent(["pinned_certificate", "pinned_sha256"], because: "with server_trust = \"pinned\"")
+            try table.rejectPresent(
+                ["pinned_certificate", "pinned_sha256"], because: "with server_trust = \"pinned\"")
             return .certificateAuthorities(try table.readableFiles("ca_certificates") ?? [])
         case .selfSignedOnly:
             try table.rejectPresent(["ca_certificates"], because: "with server_trust = \"ca\"")
-            try table.rejectPresent(["pinned_certificate", "pinned_sha256"], because: "with server_trust = \"pinned\"")
+            try table.rejectPresent(
+                ["pinned_certificate", "pinned_sha256"], because: "with server_trust = \"pinned\"")
             return .selfSignedOnly
         case .pinned:
             try table.rejectPresent(["ca_certificates"], because: "with server_trust = \"ca\"")
             if table.contains("pinned_certificate") {
-                try table.rejectPresent(["pinned_sha256"], because: "instead of pinned_certificate, not together with it")
-                return .pinnedCertificate(path: try table.readableFile("pinned_certificate")!)
+                try table.rejectPresent(
+                    ["pinned_sha256"],
+                    because: "instead of pinned_certificate, not together with it")
+                return .pinnedCertificate(
+                    path: try table.requiredReadableFile(
+                        "pinned_certificate", because: "server_trust = \"pinned\"")
+                )
             }
             guard let digest = try table.string("pinned_sha256") else {
-                throw table.error(at: "server_trust", "server_trust = \"pinned\" needs pinned_certificate or pinned_sha256")
+                throw table.error(
+                    at: "server_trust",
+                    "server_trust = \"pinned\" needs pinned_certificate or pinned_sha256")
             }
             let hex = digest.replacingOccurrences(of: ":", with: "").lowercased()
             guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {

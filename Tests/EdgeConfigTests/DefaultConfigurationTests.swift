@@ -11,7 +11,9 @@ struct DefaultConfigurationTests {
         let configuration = try ConfigurationLoader.load(file: nil, environment: [:])
         let workingDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         #expect(configuration.node.name == "edge-gateway")
-        #expect(configuration.node.dataDirectory == workingDirectory.appendingPathComponent("data").standardizedFileURL.path)
+        #expect(
+            configuration.node.dataDirectory
+                == workingDirectory.appendingPathComponent("data").standardizedFileURL.path)
         #expect(configuration.node.logLevel == .info)
         #expect(configuration.ops == OpsSettings(address: "127.0.0.1", port: 4985))
         #expect(configuration.databases == [DatabaseSettings(name: "inventory")])
@@ -37,23 +39,35 @@ struct DefaultConfigurationTests {
         try directory.write("tls/gateway.key", "key")
         try directory.write(
             "users.toml",
-            try String(contentsOf: packageRoot.appendingPathComponent("config/users.example.toml"), encoding: .utf8)
+            try String(
+                contentsOf: packageRoot.appendingPathComponent("config/users.example.toml"),
+                encoding: .utf8)
         )
         try directory.write("secrets/cloud.password", "s3cret\n")
 
         let configuration = try ConfigurationLoader.load(file: file, environment: [:])
 
         #expect(configuration.node.name == "site-gateway")
-        #expect(configuration.databases.map(\.collections) == [["_default._default", "store.orders"]])
-        #expect(configuration.databases.first?.deltaRetention == DeltaRetention(revisionBodies: 10, maximumAge: .seconds(7 * 86_400)))
+        #expect(
+            configuration.databases.map(\.collections) == [["_default._default", "store.orders"]])
+        #expect(
+            configuration.databases.first?.deltaRetention
+                == DeltaRetention(revisionBodies: 10, maximumAge: .seconds(7 * 86_400)))
         let listener = try #require(configuration.listeners.first)
-        #expect(listener.tls == .pemFiles(certificate: "\(directory.path)/tls/gateway.crt", privateKey: "\(directory.path)/tls/gateway.key"))
+        #expect(
+            listener.tls
+                == .pemFiles(
+                    certificate: "\(directory.path)/tls/gateway.crt",
+                    privateKey: "\(directory.path)/tls/gateway.key"))
         guard case .basic(let users) = listener.authentication else {
             Issue.record("expected basic authentication, got \(listener.authentication)")
             return
         }
         #expect(users.map(\.name) == ["store-app", "handheld-07"])
-        #expect(listener.serviceDiscovery == ServiceDiscoverySettings(serviceType: "_edgegateway._tcp", instanceName: "Site gateway"))
+        #expect(
+            listener.serviceDiscovery
+                == ServiceDiscoverySettings(
+                    serviceType: "_edgegateway._tcp", instanceName: "Site gateway"))
         let upstream = try #require(configuration.upstreams.first)
         #expect(upstream.url.absoluteString == "wss://sync.example.com:4984/inventory")
         #expect(upstream.direction == .pushAndPull)
@@ -86,7 +100,9 @@ struct DefaultConfigurationTests {
             }
         )
         for key in keys {
-            #expect(documentedKeys.contains(key), "\(table) key `\(key)` is not in config/edge-gateway.toml")
+            #expect(
+                documentedKeys.contains(key),
+                "\(table) key `\(key)` is not in config/edge-gateway.toml")
         }
     }
 
@@ -97,10 +113,13 @@ struct DefaultConfigurationTests {
             encoding: .utf8
         )
         for variable in EnvironmentOverrides.acceptedVariables {
-            let concrete = variable
+            let concrete =
+                variable
                 .replacingOccurrences(of: "LISTENER_<NAME>", with: "LISTENER_LAN")
                 .replacingOccurrences(of: "UPSTREAM_<NAME>", with: "UPSTREAM_CLOUD")
-            #expect(example.contains("\n\(concrete)="), "\(variable) is not in config/environment.example")
+            #expect(
+                example.contains("\n\(concrete)="),
+                "\(variable) is not in config/environment.example")
         }
     }
 }

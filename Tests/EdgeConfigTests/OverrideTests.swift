@@ -28,7 +28,9 @@ struct OverrideTests {
                 "EDGE_GATEWAY_OPS_PORT": "9000",
             ]
         )
-        #expect(configuration.node == NodeSettings(name: "env-name", dataDirectory: "/srv/edge", logLevel: .debug))
+        #expect(
+            configuration.node
+                == NodeSettings(name: "env-name", dataDirectory: "/srv/edge", logLevel: .debug))
         #expect(configuration.ops == OpsSettings(address: "0.0.0.0", port: 9000))
     }
 
@@ -63,7 +65,9 @@ struct OverrideTests {
     }
 
     @Test func commandLineBeatsEnvironmentBeatsFile() throws {
-        let toml = "[node]\ndata_dir = \"/from/file\"\nlog_level = \"error\"\n[ops]\nport = 7000\n" + minimalTOML
+        let toml =
+            "[node]\ndata_dir = \"/from/file\"\nlog_level = \"error\"\n[ops]\nport = 7000\n"
+            + minimalTOML
         let environment = ["EDGE_GATEWAY_OPS_PORT": "8000", "EDGE_GATEWAY_LOG_LEVEL": "warning"]
 
         let fromEnvironment = try parse(toml, environment: environment)
@@ -74,7 +78,8 @@ struct OverrideTests {
         let fromCommandLine = try parse(
             toml,
             environment: environment,
-            overrides: ConfigurationOverrides(dataDirectory: "/from/cli", logLevel: .trace, opsPort: 9000, opsAddress: "::1")
+            overrides: ConfigurationOverrides(
+                dataDirectory: "/from/cli", logLevel: .trace, opsPort: 9000, opsAddress: "::1")
         )
         #expect(fromCommandLine.ops == OpsSettings(address: "::1", port: 9000))
         #expect(fromCommandLine.node.logLevel == .trace)
@@ -93,7 +98,8 @@ struct OverrideTests {
     }
 
     @Test func unknownVariableIsAnError() throws {
-        let error = try parseError(minimalTOML, environment: ["EDGE_GATEWAY_OPS_PROT": "1", "HOME": "/root"])
+        let error = try parseError(
+            minimalTOML, environment: ["EDGE_GATEWAY_OPS_PROT": "1", "HOME": "/root"])
         #expect(error.source == "environment variable EDGE_GATEWAY_OPS_PROT")
         #expect(error.message == "unknown EDGE_GATEWAY_ variable (misspelt?)")
         #expect(error.allowedValues.contains("EDGE_GATEWAY_OPS_PORT"))
@@ -101,13 +107,15 @@ struct OverrideTests {
     }
 
     @Test func variableForUnconfiguredListenerIsAnError() throws {
-        let error = try parseError(minimalTOML, environment: ["EDGE_GATEWAY_LISTENER_WAN_PORT": "5000"])
+        let error = try parseError(
+            minimalTOML, environment: ["EDGE_GATEWAY_LISTENER_WAN_PORT": "5000"])
         #expect(error.source == "environment variable EDGE_GATEWAY_LISTENER_WAN_PORT")
         #expect(error.allowedValues == ["LAN"])
     }
 
     @Test func environmentValueIsValidatedAndNamed() throws {
-        let error = try parseError(minimalTOML, environment: ["EDGE_GATEWAY_LISTENER_LAN_PORT": "http"])
+        let error = try parseError(
+            minimalTOML, environment: ["EDGE_GATEWAY_LISTENER_LAN_PORT": "http"])
         #expect(error.source == "environment variable EDGE_GATEWAY_LISTENER_LAN_PORT")
         #expect(error.line == nil)
         #expect(error.keyPath == "listener \"lan\".port")
@@ -144,8 +152,10 @@ struct OverrideTests {
 
     @Test func configFileVariableIsUsedWithoutExplicitFile() throws {
         let directory = try TemporaryDirectory()
-        let file = try directory.write("gateway.toml", "[node]\nname = \"from-variable\"\n" + minimalTOML)
-        let configuration = try ConfigurationLoader.load(file: nil, environment: ["EDGE_GATEWAY_CONFIG": file])
+        let file = try directory.write(
+            "gateway.toml", "[node]\nname = \"from-variable\"\n" + minimalTOML)
+        let configuration = try ConfigurationLoader.load(
+            file: nil, environment: ["EDGE_GATEWAY_CONFIG": file])
         #expect(configuration.node.name == "from-variable")
     }
 
@@ -153,6 +163,9 @@ struct OverrideTests {
         let error = try #require(throws: ConfigurationError.self) {
             try ConfigurationLoader.load(file: "/nonexistent/gateway.toml", environment: [:])
         }
-        #expect(error.description == "/nonexistent/gateway.toml: cannot read the configuration file: it does not exist")
+        #expect(
+            error.description
+                == "/nonexistent/gateway.toml: cannot read the configuration file: it does not exist"
+        )
     }
 }

@@ -19,16 +19,20 @@ struct SecretFileTests {
     @Test func passwordFileIsReadRelativeToConfigurationFile() throws {
         let directory = try TemporaryDirectory()
         try directory.write("secrets/cloud.password", "pa55word\r\n")
-        let file = try directory.write("gateway.toml", upstreamTOML(passwordFile: "secrets/cloud.password"))
+        let file = try directory.write(
+            "gateway.toml", upstreamTOML(passwordFile: "secrets/cloud.password"))
 
         let configuration = try ConfigurationLoader.load(file: file, environment: [:])
 
-        #expect(configuration.upstreams.first?.authentication == .basic(username: "store", password: Secret("pa55word")))
+        #expect(
+            configuration.upstreams.first?.authentication
+                == .basic(username: "store", password: Secret("pa55word")))
     }
 
     @Test func missingPasswordFileNamesKeyLineAndPath() throws {
         let directory = try TemporaryDirectory()
-        let error = try parseError(upstreamTOML(passwordFile: "missing.password"), baseDirectory: directory.path)
+        let error = try parseError(
+            upstreamTOML(passwordFile: "missing.password"), baseDirectory: directory.path)
         #expect(error.line == 14)
         #expect(error.keyPath == "upstream \"cloud\".password_file")
         #expect(error.message == "file not found: \(directory.path)/missing.password")
@@ -56,7 +60,8 @@ struct SecretFileTests {
 
     @Test func environmentPasswordNeverAppearsInErrors() throws {
         let error = try parseError(
-            upstreamTOML(passwordFile: "/nonexistent").replacingOccurrences(of: "username = \"store\"", with: "username = \"a:b\""),
+            upstreamTOML(passwordFile: "/nonexistent").replacingOccurrences(
+                of: "username = \"store\"", with: "username = \"a:b\""),
             environment: ["EDGE_GATEWAY_UPSTREAM_CLOUD_PASSWORD": "TopSecret-42"]
         )
         #expect(error.keyPath == "upstream \"cloud\".username")
@@ -65,9 +70,13 @@ struct SecretFileTests {
 
     @Test func usersFileIsLoaded() throws {
         let directory = try TemporaryDirectory()
-        try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword = \"a-pass\"\n[[user]]\nname = \"bob\"\npassword = \"b-pass\"\n")
+        try directory.write(
+            "users.toml",
+            "[[user]]\nname = \"alice\"\npassword = \"a-pass\"\n[[user]]\nname = \"bob\"\npassword = \"b-pass\"\n"
+        )
         let configuration = try parse(
-            minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
             baseDirectory: directory.path
         )
         #expect(
@@ -81,9 +90,11 @@ struct SecretFileTests {
 
     @Test func usersFileErrorsCiteTheUsersFile() throws {
         let directory = try TemporaryDirectory()
-        let users = try directory.write("users.toml", "[[user]]\nname = \"alice\"\npasword = \"a-pass\"\n")
+        let users = try directory.write(
+            "users.toml", "[[user]]\nname = \"alice\"\npasword = \"a-pass\"\n")
         let error = try parseError(
-            minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
             baseDirectory: directory.path
         )
         #expect(error.source == users)
@@ -96,7 +107,8 @@ struct SecretFileTests {
         let directory = try TemporaryDirectory()
         try directory.write("users.toml", "# nobody yet\n")
         let error = try parseError(
-            minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
             baseDirectory: directory.path
         )
         #expect(error.source == "test.toml")
@@ -106,7 +118,8 @@ struct SecretFileTests {
     }
 
     @Test func basicAuthWithoutUsersFile() throws {
-        let error = try parseError(minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\""))
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\""))
         #expect(error.line == 4)
         #expect(error.keyPath == "listener \"lan\".users_file")
     }

@@ -39,7 +39,8 @@ func parseError(
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> ConfigurationError {
     try #require(throws: ConfigurationError.self, sourceLocation: sourceLocation) {
-        try parse(toml, environment: environment, overrides: overrides, baseDirectory: baseDirectory)
+        try parse(
+            toml, environment: environment, overrides: overrides, baseDirectory: baseDirectory)
     }
 }
 

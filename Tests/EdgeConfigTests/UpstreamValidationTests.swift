@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Upstream URL, trust and authentication")
 struct UpstreamValidationTests {
-    private func upstream(_ keys: String, url: String = "wss://sync.example.com:4984/inventory") -> String {
+    private func upstream(_ keys: String, url: String = "wss://sync.example.com:4984/inventory")
+        -> String
+    {
         minimalTOML + """
 
             [[upstream]]
@@ -34,7 +36,10 @@ struct UpstreamValidationTests {
         ("wss:///inventory", "must name a host"),
         ("wss://user:pw@sync.example.com/inventory", "must not contain credentials"),
         ("wss://sync.example.com", "must end with the remote database name"),
-        ("wss://sync.example.com/inventory/_blipsync", "must end with the database name; /_blipsync is appended"),
+        (
+            "wss://sync.example.com/inventory/_blipsync",
+            "must end with the database name; /_blipsync is appended"
+        ),
         ("wss://sync.example.com/inventory?x=1", "must not have a query or fragment"),
     ])
     func badURLs(url: String, expectedMessage: String) throws {
@@ -64,23 +69,30 @@ struct UpstreamValidationTests {
     }
 
     @Test func trustSettingsNeedTLS() throws {
-        let error = try parseError(upstream("server_trust = \"self-signed-only\"", url: "ws://peer.local:4984/inventory"))
+        let error = try parseError(
+            upstream("server_trust = \"self-signed-only\"", url: "ws://peer.local:4984/inventory"))
         #expect(error.line == 13)
         #expect(error.message == "`server_trust` is only used with wss:// URLs")
     }
 
     @Test func pinnedDigestIsNormalised() throws {
-        let digest = "9F:86:D0:81:88:4C:7D:65:9A:2F:EA:A0:C5:5A:D0:15:A3:BF:4F:1B:2B:0B:82:2C:D1:5D:6C:15:B0:F0:0A:08"
+        let digest =
+            "9F:86:D0:81:88:4C:7D:65:9A:2F:EA:A0:C5:5A:D0:15:A3:BF:4F:1B:2B:0B:82:2C:D1:5D:6C:15:B0:F0:0A:08"
         let settings = try #require(
-            try parse(upstream("server_trust = \"pinned\"\npinned_sha256 = \"\(digest)\"")).upstreams.first
+            try parse(upstream("server_trust = \"pinned\"\npinned_sha256 = \"\(digest)\""))
+                .upstreams.first
         )
-        #expect(settings.serverTrust == .pinnedSHA256("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"))
+        #expect(
+            settings.serverTrust
+                == .pinnedSHA256("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+        )
     }
 
     @Test func pinnedNeedsAPin() throws {
         let error = try parseError(upstream("server_trust = \"pinned\""))
         #expect(error.keyPath == "upstream \"cloud\".server_trust")
-        #expect(error.message == "server_trust = \"pinned\" needs pinned_certificate or pinned_sha256")
+        #expect(
+            error.message == "server_trust = \"pinned\" needs pinned_certificate or pinned_sha256")
     }
 
     @Test func badPinnedDigest() throws {
@@ -99,10 +111,15 @@ struct UpstreamValidationTests {
         let directory = try TemporaryDirectory()
         try directory.write("session", "abc123\n")
         let settings = try #require(
-            try parse(upstream("auth = \"session\"\nsession_id_file = \"session\""), baseDirectory: directory.path)
-                .upstreams.first
+            try parse(
+                upstream("auth = \"session\"\nsession_id_file = \"session\""),
+                baseDirectory: directory.path
+            )
+            .upstreams.first
         )
-        #expect(settings.authentication == .session(cookieName: "SyncGatewaySession", sessionID: Secret("abc123")))
+        #expect(
+            settings.authentication
+                == .session(cookieName: "SyncGatewaySession", sessionID: Secret("abc123")))
     }
 
     @Test func keysOfAnotherAuthModeAreRejected() throws {
@@ -113,7 +130,9 @@ struct UpstreamValidationTests {
 
     @Test func clientCertificateNeedsTLS() throws {
         let error = try parseError(
-            upstream("auth = \"client-cert\"\nclient_certificate = \"c.pem\"\nclient_key = \"k.pem\"", url: "ws://peer/inventory")
+            upstream(
+                "auth = \"client-cert\"\nclient_certificate = \"c.pem\"\nclient_key = \"k.pem\"",
+                url: "ws://peer/inventory")
         )
         #expect(error.keyPath == "upstream \"cloud\".auth")
         #expect(error.message == "auth = \"client-cert\" requires a wss:// url")
@@ -121,7 +140,11 @@ struct UpstreamValidationTests {
 
     @Test func durationsAndRetries() throws {
         let settings = try #require(
-            try parse(upstream("heartbeat = 30\nmax_attempt_wait = \"2m\"\nmax_attempts = 5\ncontinuous = false")).upstreams.first
+            try parse(
+                upstream(
+                    "heartbeat = 30\nmax_attempt_wait = \"2m\"\nmax_attempts = 5\ncontinuous = false"
+                )
+            ).upstreams.first
         )
         #expect(settings.heartbeat == .seconds(30))
         #expect(settings.maxAttemptWait == .seconds(120))

@@ -23,7 +23,9 @@ struct ValidationErrorTests {
         #expect(error.allowedValues.contains("port"))
         #expect(error.allowedValues.contains("interface"))
         #expect(
-            error.description.hasPrefix("test.toml:7: listener \"lan\".prot: unknown key `prot`; allowed: name, interface, port,")
+            error.description.hasPrefix(
+                "test.toml:7: listener \"lan\".prot: unknown key `prot`; allowed: name, interface, port,"
+            )
         )
     }
 
@@ -42,7 +44,9 @@ struct ValidationErrorTests {
     }
 
     @Test func portOutOfRange() throws {
-        let error = try parseError(minimalTOML.replacingOccurrences(of: "[[listener]]", with: "[ops]\nport = 70000\n\n[[listener]]"))
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(
+                of: "[[listener]]", with: "[ops]\nport = 70000\n\n[[listener]]"))
         #expect(error.keyPath == "ops.port")
         #expect(error.line == 5)
         #expect(error.message == "must be an integer 0-65535, got 70000")
@@ -54,18 +58,26 @@ struct ValidationErrorTests {
         #expect(error.keyPath == "listener \"lan\".tls")
         #expect(error.message == "unknown value \"selfsigned\"")
         #expect(error.allowedValues == ["off", "self-signed", "file"])
-        #expect(error.description == "test.toml:8: listener \"lan\".tls: unknown value \"selfsigned\"; allowed: off, self-signed, file")
+        #expect(
+            error.description
+                == "test.toml:8: listener \"lan\".tls: unknown value \"selfsigned\"; allowed: off, self-signed, file"
+        )
     }
 
     @Test func badLogLevel() throws {
         let error = try parseError("[node]\nlog_level = \"verbose\"\n" + minimalTOML)
         #expect(error.line == 2)
         #expect(error.keyPath == "node.log_level")
-        #expect(error.allowedValues == ["trace", "debug", "info", "notice", "warning", "error", "critical"])
+        #expect(
+            error.allowedValues == [
+                "trace", "debug", "info", "notice", "warning", "error", "critical",
+            ])
     }
 
     @Test func listenerNamesUnknownDatabase() throws {
-        let error = try parseError(minimalTOML.replacingOccurrences(of: "[\"inventory\"]", with: "[\"inventory\", \"orders\"]"))
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(
+                of: "[\"inventory\"]", with: "[\"inventory\", \"orders\"]"))
         #expect(error.line == 7)
         #expect(error.keyPath == "listener \"lan\".databases[1]")
         #expect(error.message == "unknown database \"orders\"")
@@ -151,14 +163,16 @@ struct ValidationErrorTests {
     }
 
     @Test func listenerAuthIsRequired() throws {
-        let error = try parseError(minimalTOML.replacingOccurrences(of: "auth = \"none\"\n", with: ""))
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(of: "auth = \"none\"\n", with: ""))
         #expect(error.line == 4)
         #expect(error.keyPath == "listener \"lan\".auth")
         #expect(error.allowedValues == ["none", "basic", "client-cert"])
     }
 
     @Test func invalidEntryName() throws {
-        let error = try parseError(minimalTOML.replacingOccurrences(of: "name = \"lan\"", with: "name = \"lan 1\""))
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(of: "name = \"lan\"", with: "name = \"lan 1\""))
         #expect(error.line == 5)
         #expect(error.keyPath == "listener[0].name")
     }
@@ -182,7 +196,8 @@ struct ValidationErrorTests {
     }
 
     @Test func wrongElementTypeInArray() throws {
-        let error = try parseError(minimalTOML.replacingOccurrences(of: "[\"inventory\"]", with: "[\"inventory\", 3]"))
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(of: "[\"inventory\"]", with: "[\"inventory\", 3]"))
         #expect(error.keyPath == "listener \"lan\".databases[1]")
         #expect(error.message == "must be a string, got integer")
     }

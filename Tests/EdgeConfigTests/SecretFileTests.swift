@@ -130,3 +130,24 @@ struct SecretFileTests {
         #expect(error.message == "\(directory.path) is a directory, expected a file")
     }
 }
+
+@Suite("Secrets stay out of the main configuration file")
+struct InlineSecretTests {
+    @Test func inlinePasswordIsAnUnknownKey() throws {
+        let error = try parseError(
+            minimalTOML + """
+
+                [[upstream]]
+                name = "cloud"
+                database = "inventory"
+                url = "wss://sync.example.com/inventory"
+                username = "store"
+                password = "TopSecret-42"
+                """
+        )
+        #expect(error.line == 14)
+        #expect(error.message == "unknown key `password`")
+        #expect(error.allowedValues.contains("password_file"))
+        #expect(!error.description.contains("TopSecret-42"))
+    }
+}

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BLIPCodec", targets: ["BLIPCodec"]),
         .library(name: "BLIPConnection", targets: ["BLIPConnection"]),
         .library(name: "EdgeConfig", targets: ["EdgeConfig"]),
+        .library(name: "ReplicationProtocol", targets: ["ReplicationProtocol"]),
         .library(name: "EdgeIdentity", targets: ["EdgeIdentity"]),
     ],
     dependencies: [
@@ -49,6 +50,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
+        ),
+
+        // Pure CBMobile 3 replication vocabulary: message properties and bodies, JSON deltas, blob references.
+        .target(
+            name: "ReplicationProtocol",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
@@ -129,6 +138,10 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
+        ),
+        .testTarget(
+            name: "ReplicationProtocolTests",
+            dependencies: ["ReplicationProtocol"]
         ),
         .testTarget(
             name: "EdgeStoreTests",

@@ -1,0 +1,56 @@
+/// A configuration problem, described well enough to fix it without reading the source code:
+/// where it is (file and line, or the environment variable / command-line option), which key,
+/// what is wrong, and which values would be accepted.
+///
+/// Secrets are never part of an error: messages quote only non-secret values.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The configuration file path, `embedded default.toml`, `environment variable EDGE_GATEWAY_…`
+    /// or `command line`.
+    public var source: String
+    /// 1-based line in `source`, when the problem is in a file.
+    public var line: Int?
+    /// 1-based column, known only for syntax errors.
+    public var column: Int?
+    /// The setting concerned, e.g. `listener "lan".port` or `database[1].collections[0]`.
+    public var keyPath: String?
+    public var message: String
+    /// The values that would have been accepted, when they can be listed.
+    public var allowedValues: [String]
+
+    public init(
+        source: String,
+        line: Int? = nil,
+        column: Int? = nil,
+        keyPath: String? = nil,
+        message: String,
+        allowedValues: [String] = []
+    ) {
+        self.source = source
+        self.line = line
+        self.column = column
+        self.keyPath = keyPath
+        self.message = message
+        self.allowedValues = allowedValues
+    }
+
+    /// `<source>[:<line>[:<column>]]: [<key path>: ]<message>[; allowed: a, b, c]`, the shape
+    /// compilers use, so editors and terminals can jump to the line.
+    public var description: String {
+        var text = source
+        if let line {
+            text += ":\(line)"
+            if let column {
+                text += ":\(column)"
+            }
+        }
+        text += ": "
+        if let keyPath {
+            text += "\(keyPath): "
+        }
+        text += message
+        if !allowedValues.isEmpty {
+            text += "; allowed: " + allowedValues.joined(separator: ", ")
+        }
+        return text
+    }
+}

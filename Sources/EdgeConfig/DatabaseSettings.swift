@@ -1,0 +1,40 @@
+/// One `[[database]]` entry: a local document store that listeners serve and upstreams replicate.
+public struct DatabaseSettings: Sendable, Equatable {
+    /// The name clients use in their URL (`wss://host:port/<name>`).
+    public var name: String
+    /// Fully qualified `scope.collection` names; `_default._default` is the default collection.
+    public var collections: [String]
+    /// How many revisions of a document's history are kept before older ones are pruned.
+    public var maxRevisionTreeDepth: Int
+    /// How long old revision bodies are kept so that deltas can be computed against them.
+    public var deltaRetention: DeltaRetention
+
+    public static let defaultCollection = "_default._default"
+
+    public init(
+        name: String,
+        collections: [String] = [DatabaseSettings.defaultCollection],
+        maxRevisionTreeDepth: Int = 20,
+        deltaRetention: DeltaRetention = DeltaRetention()
+    ) {
+        self.name = name
+        self.collections = collections
+        self.maxRevisionTreeDepth = maxRevisionTreeDepth
+        self.deltaRetention = deltaRetention
+    }
+}
+
+/// Retention of superseded revision bodies, which delta sync needs as the base of a delta.
+///
+/// A body is dropped as soon as either limit is exceeded.
+public struct DeltaRetention: Sendable, Equatable {
+    /// Superseded revision bodies kept per document; 0 keeps none (deltas only from the current revision).
+    public var revisionBodies: Int
+    /// Maximum age of a kept body; `nil` means no age limit.
+    public var maximumAge: Duration?
+
+    public init(revisionBodies: Int = 10, maximumAge: Duration? = .seconds(86_400)) {
+        self.revisionBodies = revisionBodies
+        self.maximumAge = maximumAge
+    }
+}

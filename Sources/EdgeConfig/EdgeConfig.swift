@@ -1,1 +1,0 @@
-// Module `EdgeConfig`: see README's architecture section.

@@ -1,0 +1,175 @@
+extension ListenerSettings {
+    static let keys = [
+        "name", "interface", "port", "tls", "tls_certificate", "tls_key", "tls_pkcs12",
+        "tls_pkcs12_password_file",
+        "auth", "users_file", "client_ca_certificates", "databases", "delta_sync",
+        "max_connections", "dns_sd",
+        "dns_sd_type", "dns_sd_name",
+    ]
+
+    private enum TLSMode: String, CaseIterable {
+        case off
+        case selfSigned = "self-signed"
+        case file
+    }
+
+    private enum AuthenticationMode: String, CaseIterable {
+        case none
+        case basic
+        case clientCertificate = "client-cert"
+    }
+
+    private static let pemKeys = ["tls_certificate", "tls_key"]
+    private static let pkcs12Keys = ["tls_pkcs12", "tls_pkcs12_password_file"]
+
+    init(
+        decoding table: SettingsTable, name: String, node: NodeSettings,
+        databases: [DatabaseSettings]
+    ) throws {
+        try table.rejectUnknownKeys(allowed: Self.keys)
+        let tls = try Self.decodeTLS(table)
+        self.init(
+            name: name,
+            interface: try table.ipAddressOrInterfaceName("interface") ?? "0.0.0.0",
+            port: try table.integer("port", in: 0...65_535) ?? 4984,
+            tls: tls,
+            authentication: try Self.decodeAuthentication(table, tls: tls),
+            databases: try Self.decodeDatabaseNames(table, databases: databases),
+            deltaSync: try table.bool("delta_sync") ?? true,
+            maxConnections: try table.integer("max_connections", in: 1...100_000) ?? 100,
+            serviceDiscovery: try Self.decodeServiceDiscovery(table, node: node)
+        )
+    }
+
+    private static func decodeTLS(_ table: SettingsTable) throws -> ListenerTLS {
+        switch try table.choice("tls", as: TLSMode.self) ?? .selfSigned {
+        case .off:
+            try table.rejectPresent(pemKeys + pkcs12Keys, because: "with tls = \"file\"")
+            return .off
+        case .selfSigned:
+            try table.rejectPresent(pemKeys + pkcs12Keys, because: "with tls = \"file\"")
+            return .selfSigned
+        case .file:
+            if table.contains("tls_pkcs12") {
+                try table.rejectPresent(
+                    pemKeys, because: "instead of tls_pkcs12, not together with it")
+                return .pkcs12File(
+                    path: try table.requiredReadableFile("tls_pkcs12", because: "tls = \"file\""),
+                    password: try table.secretFile("tls_pkcs12_password_file")
+                )
+            }
+            try table.rejectPresent(
+                ["tls_pkcs12_password_file"], because: "together with tls_pkcs12")
+            guard table.contains("tls_certificate") || table.contains("tls_key") else {
+                throw table.error(
+                    at: "tls",
+                    "tls = \"file\" needs tls_certificate and tls_key (PEM), or tls_pkcs12"
+                )
+            }
+            let reason = "tls_certificate and tls_key go together"
+            try table.requireAll(pemKeys, because: reason)
+            return .pemFiles(
+                certificate: try table.requiredReadableFile("tls_certificate", because: reason),
+                privateKey: try table.requiredReadableFile("tls_key", because: reason)
+            )
+        }
+    }
+
+    private static func decodeAuthentication(
+        _ table: SettingsTable,
+        tls: ListenerTLS
+    ) throws -> ListenerAuthentication {
+        // Required rather than defaulted: whether a listener is open to anyone must be a visible choice.
+        guard let mode = try table.choice("auth", as: AuthenticationMode.self) else {
+            throw table.error(
+                at: "auth",
+                "missing required key `auth`",
+                allowed: AuthenticationMode.allCases.map(\.rawValue)
+            )
+        }
+        switch mode {
+        case .none:
+            try table.rejectPresent(["users_file"], because: "with auth = \"basic\"")
+            try table.rejectPresent(
+                ["client_ca_certificates"], because: "with auth = \"client-cert\"")
+            return .none
+        case .basic:
+            try table.rejectPresent(
+                ["client_ca_certificates"], because: "with auth = \"client-cert\"")
+            try table.requireAll(
+                ["users_file"], because: "auth = \"basic\" checks passwords against it")
+            return .basic(
+                users: try ListenerUser.loadUsersFile(referencedBy: table, key: "users_file"))
+        case .clientCertificate:
+            try table.rejectPresent(["users_file"], because: "with auth = \"basic\"")
+            guard tls.isEnabled else {
+                throw table.error(
+                    at: "auth",
+                    "auth = \"client-cert\" requires TLS, but tls = \"off\"",
+                    allowed: ["self-signed", "file"]
+                )
+            }
+            guard let authorities = try table.readableFiles("client_ca_certificates"),
+                !authorities.isEmpty
+            else {
+                throw table.error(
+                    at: "client_ca_certificates",
+                    "auth = \"client-cert\" needs the CA certificates (PEM files) that client certificates must chain to"
+                )
+            }
+            return .clientCertificate(trustedCertificateAuthorities: authorities)
+        }
+    }
+
+    private static func decodeDatabaseNames(
+        _ table: SettingsTable,
+        databases: [DatabaseSettings]
+    ) throws -> [String] {
+        let configured = databases.map(\.name)
+        guard let names = try table.uniqueStringArray("databases"), !names.isEmpty else {
+            throw table.error(
+                at: "databases", "must list at least one database to serve", allowed: configured)
+        }
+        for (index, name) in names.enumerated() where !configured.contains(name) {
+            throw table.error(
+                at: "databases", element: index, "unknown database \"\(name)\"", allowed: configured
+            )
+        }
+        return names
+    }
+
+    private static func decodeServiceDiscovery(
+        _ table: SettingsTable,
+        node: NodeSettings
+    ) throws -> ServiceDiscoverySettings? {
+        guard try table.bool("dns_sd") ?? false else {
+            try table.rejectPresent(["dns_sd_type", "dns_sd_name"], because: "with dns_sd = true")
+            return nil
+        }
+        let serviceType =
+            try table.string("dns_sd_type") ?? ServiceDiscoverySettings.defaultServiceType
+        guard isServiceType(serviceType) else {
+            throw table.error(
+                at: "dns_sd_type",
+                "must look like \"_name._tcp\" (name: 1-15 lowercase letters, digits or '-'), got \"\(serviceType)\""
+            )
+        }
+        let instanceName = try table.string("dns_sd_name") ?? node.name
+        guard instanceName.utf8.count <= 63 else {
+            throw table.error(at: "dns_sd_name", "must be at most 63 bytes (a DNS label)")
+        }
+        return ServiceDiscoverySettings(serviceType: serviceType, instanceName: instanceName)
+    }
+
+    /// RFC 6335 service names: 1–15 characters, lowercase letters, digits and hyphens.
+    private static func isServiceType(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[1] == "_tcp" else {
+            return false
+        }
+        let service = parts[0].dropFirst()
+        return parts[0].hasPrefix("_")
+            && (1...15).contains(service.count)
+            && service.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
+    }
+}

@@ -1,0 +1,95 @@
+/// One `[[listener]]` entry: a passive-peer endpoint (`ws://` or `wss://host:port/<db>/_blipsync`)
+/// that Couchbase Lite apps replicate with.
+public struct ListenerSettings: Sendable, Equatable {
+    public var name: String
+    /// An IP address (`0.0.0.0`, `::`, `192.168.1.10`) or a network interface name (`eth0`)
+    /// whose address the listener binds.
+    public var interface: String
+    /// TCP port; 0 asks the system for a free port.
+    public var port: Int
+    public var tls: ListenerTLS
+    public var authentication: ListenerAuthentication
+    /// Names of the configured databases this listener serves.
+    public var databases: [String]
+    /// Whether revisions may be sent to clients as deltas.
+    public var deltaSync: Bool
+    /// Concurrent replication connections accepted before new ones are refused with 503.
+    public var maxConnections: Int
+    /// Advertise the listener with DNS-SD (Bonjour/Avahi); `nil` when `dns_sd = false`.
+    public var serviceDiscovery: ServiceDiscoverySettings?
+
+    public init(
+        name: String,
+        interface: String,
+        port: Int,
+        tls: ListenerTLS,
+        authentication: ListenerAuthentication,
+        databases: [String],
+        deltaSync: Bool,
+        maxConnections: Int,
+        serviceDiscovery: ServiceDiscoverySettings?
+    ) {
+        self.name = name
+        self.interface = interface
+        self.port = port
+        self.tls = tls
+        self.authentication = authentication
+        self.databases = databases
+        self.deltaSync = deltaSync
+        self.maxConnections = maxConnections
+        self.serviceDiscovery = serviceDiscovery
+    }
+}
+
+/// How a listener secures its connections (`tls = "off" | "self-signed" | "file"`).
+public enum ListenerTLS: Sendable, Equatable {
+    /// Plain `ws://`; only sensible on a trusted network.
+    case off
+    /// `wss://` with a self-signed identity generated once and kept in the data directory;
+    /// clients pin it or accept only self-signed certificates, as Couchbase Lite P2P does.
+    case selfSigned
+    /// `wss://` with a PEM certificate chain and private key (absolute paths).
+    case pemFiles(certificate: String, privateKey: String)
+    /// `wss://` with a PKCS#12 bundle (absolute path) and its optional password.
+    case pkcs12File(path: String, password: Secret?)
+
+    public var isEnabled: Bool { self != .off }
+}
+
+/// How a listener authenticates clients (`auth = "none" | "basic" | "client-cert"`).
+public enum ListenerAuthentication: Sendable, Equatable {
+    /// Anyone who can reach the listener may replicate.
+    case none
+    /// HTTP Basic credentials checked against the users file.
+    case basic(users: [ListenerUser])
+    /// TLS client certificates that chain to one of these CA certificates (absolute PEM paths).
+    case clientCertificate(trustedCertificateAuthorities: [String])
+}
+
+/// A user from a listener's users file.
+public struct ListenerUser: Sendable, Equatable {
+    public var name: String
+    public var password: Secret
+
+    public init(name: String, password: Secret) {
+        self.name = name
+        self.password = password
+    }
+}
+
+/// DNS-SD advertisement of a listener.
+public struct ServiceDiscoverySettings: Sendable, Equatable {
+    /// Service type such as `_edgegateway._tcp`.
+    public var serviceType: String
+    /// Instance name shown to browsers; defaults to the node name.
+    public var instanceName: String
+
+    public static let defaultServiceType = "_edgegateway._tcp"
+
+    public init(
+        serviceType: String = ServiceDiscoverySettings.defaultServiceType, instanceName: String
+    ) {
+        self.serviceType = serviceType
+        self.instanceName = instanceName
+    }
+}

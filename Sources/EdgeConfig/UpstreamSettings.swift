@@ -1,0 +1,110 @@
+import struct Foundation.URL
+
+/// One `[[upstream]]` entry: a replication this gateway drives as the active peer.
+public struct UpstreamSettings: Sendable, Equatable {
+    public var name: String
+    /// The local database replicated.
+    public var database: String
+    /// The remote database endpoint, `ws://` or `wss://host[:port]/<remote-db>`, without `/_blipsync`.
+    public var url: URL
+    public var direction: ReplicationDirection
+    /// Keep running and follow changes, rather than stopping once caught up.
+    public var continuous: Bool
+    /// Collections replicated; a subset of the local database's collections.
+    public var collections: [String]
+    /// Replicate only these document IDs; empty means all documents.
+    public var documentIDs: [String]
+    /// Pull only these Sync Gateway channels; empty means all channels the user can see.
+    public var channels: [String]
+    public var authentication: UpstreamAuthentication
+    /// How the server certificate is trusted; `nil` for `ws://` URLs.
+    public var serverTrust: ServerTrust?
+    /// Interval of WebSocket pings.
+    public var heartbeat: Duration
+    /// Connection attempts before giving up on a transient error; 0 retries forever.
+    public var maxAttempts: Int
+    /// Upper bound of the exponential back-off between attempts.
+    public var maxAttemptWait: Duration
+    public var conflictResolver: ConflictResolver
+    /// Stable identifier of the remote database, so checkpoints survive a change of URL.
+    public var remoteUUID: String?
+
+    public init(
+        name: String,
+        database: String,
+        url: URL,
+        direction: ReplicationDirection,
+        continuous: Bool,
+        collections: [String],
+        documentIDs: [String],
+        channels: [String],
+        authentication: UpstreamAuthentication,
+        serverTrust: ServerTrust?,
+        heartbeat: Duration,
+        maxAttempts: Int,
+        maxAttemptWait: Duration,
+        conflictResolver: ConflictResolver,
+        remoteUUID: String?
+    ) {
+        self.name = name
+        self.database = database
+        self.url = url
+        self.direction = direction
+        self.continuous = continuous
+        self.collections = collections
+        self.documentIDs = documentIDs
+        self.channels = channels
+        self.authentication = authentication
+        self.serverTrust = serverTrust
+        self.heartbeat = heartbeat
+        self.maxAttempts = maxAttempts
+        self.maxAttemptWait = maxAttemptWait
+        self.conflictResolver = conflictResolver
+        self.remoteUUID = remoteUUID
+    }
+}
+
+/// `type = "push" | "pull" | "push-and-pull"`.
+public enum ReplicationDirection: String, Sendable, Equatable, CaseIterable {
+    case push
+    case pull
+    case pushAndPull = "push-and-pull"
+
+    public var pushes: Bool { self != .pull }
+    public var pulls: Bool { self != .push }
+}
+
+/// `conflict_resolver = "default" | "local-wins" | "remote-wins" | "merge"`.
+public enum ConflictResolver: String, Sendable, Equatable, CaseIterable {
+    /// Couchbase Lite's rule: a deletion wins, then the longer history, then the higher revision ID.
+    case `default`
+    case localWins = "local-wins"
+    case remoteWins = "remote-wins"
+    /// Combine top-level properties of both sides; where both changed a property, the remote side wins.
+    case merge
+}
+
+/// How the gateway authenticates to the upstream server.
+public enum UpstreamAuthentication: Sendable, Equatable {
+    case none
+    /// HTTP Basic, sent preemptively.
+    case basic(username: String, password: Secret)
+    /// A Sync Gateway session cookie (`Cookie: <cookieName>=<sessionID>`).
+    case session(cookieName: String, sessionID: Secret)
+    /// A TLS client certificate (absolute PEM paths).
+    case clientCertificate(certificate: String, privateKey: String)
+}
+
+/// How the upstream server's TLS certificate is trusted (`server_trust`).
+public enum ServerTrust: Sendable, Equatable {
+    /// Chain to one of these CA certificates (absolute PEM paths); empty means the system roots.
+    /// The host name is verified.
+    case certificateAuthorities([String])
+    /// Accept only a self-signed certificate, whatever its key, like Couchbase Lite's
+    /// `acceptOnlySelfSignedServerCertificate`; suited to peers that generate their own identity.
+    case selfSignedOnly
+    /// Accept only this certificate (absolute path of a PEM or DER file).
+    case pinnedCertificate(path: String)
+    /// Accept only a certificate whose DER encoding has this SHA-256 digest (64 lowercase hex digits).
+    case pinnedSHA256(String)
+}

@@ -1,0 +1,1 @@
+// Module `ReplicationProtocol`: see README's architecture section.

@@ -1,0 +1,153 @@
+import Testing
+
+@testable import EdgeConfig
+
+@Suite("Secrets and files referenced by the configuration")
+struct SecretFileTests {
+    private func upstreamTOML(passwordFile: String) -> String {
+        minimalTOML + """
+
+            [[upstream]]
+            name = "cloud"
+            database = "inventory"
+            url = "wss://sync.example.com/inventory"
+            username = "store"
+            password_file = "\(passwordFile)"
+            """
+    }
+
+    @Test func passwordFileIsReadRelativeToConfigurationFile() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("secrets/cloud.password", "pa55word\r\n")
+        let file = try directory.write(
+            "gateway.toml", upstreamTOML(passwordFile: "secrets/cloud.password"))
+
+        let configuration = try ConfigurationLoader.load(file: file, environment: [:])
+
+        #expect(
+            configuration.upstreams.first?.authentication
+                == .basic(username: "store", password: Secret("pa55word")))
+    }
+
+    @Test func missingPasswordFileNamesKeyLineAndPath() throws {
+        let directory = try TemporaryDirectory()
+        let error = try parseError(
+            upstreamTOML(passwordFile: "missing.password"), baseDirectory: directory.path)
+        #expect(error.line == 14)
+        #expect(error.keyPath == "upstream \"cloud\".password_file")
+        #expect(error.message == "file not found: \(directory.path)/missing.password")
+    }
+
+    @Test func emptyPasswordFileIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("empty.password", "\n")
+        let error = try parseError(upstreamTOML(passwordFile: path))
+        #expect(error.message == "file \(path) is empty")
+    }
+
+    @Test func secretsNeverAppearInDescriptions() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("cloud.password", "TopSecret-42\n")
+        let configuration = try parse(upstreamTOML(passwordFile: path))
+
+        #expect(!String(describing: configuration).contains("TopSecret-42"))
+        #expect(!String(reflecting: configuration).contains("TopSecret-42"))
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        #expect(!dumped.contains("TopSecret-42"))
+        #expect(String(describing: configuration).contains("<redacted>"))
+    }
+
+    @Test func environmentPasswordNeverAppearsInErrors() throws {
+        let error = try parseError(
+            upstreamTOML(passwordFile: "/nonexistent").replacingOccurrences(
+                of: "username = \"store\"", with: "username = \"a:b\""),
+            environment: ["EDGE_GATEWAY_UPSTREAM_CLOUD_PASSWORD": "TopSecret-42"]
+        )
+        #expect(error.keyPath == "upstream \"cloud\".username")
+        #expect(!error.description.contains("TopSecret-42"))
+    }
+
+    @Test func usersFileIsLoaded() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(
+            "users.toml",
+            "[[user]]\nname = \"alice\"\npassword = \"a-pass\"\n[[user]]\nname = \"bob\"\npassword = \"b-pass\"\n"
+        )
+        let configuration = try parse(
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            baseDirectory: directory.path
+        )
+        #expect(
+            configuration.listeners.first?.authentication
+                == .basic(users: [
+                    ListenerUser(name: "alice", password: Secret("a-pass")),
+                    ListenerUser(name: "bob", password: Secret("b-pass")),
+                ])
+        )
+    }
+
+    @Test func usersFileErrorsCiteTheUsersFile() throws {
+        let directory = try TemporaryDirectory()
+        let users = try directory.write(
+            "users.toml", "[[user]]\nname = \"alice\"\npasword = \"a-pass\"\n")
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            baseDirectory: directory.path
+        )
+        #expect(error.source == users)
+        #expect(error.line == 3)
+        #expect(error.keyPath == "user[0].pasword")
+        #expect(error.allowedValues == ["name", "password"])
+    }
+
+    @Test func usersFileWithoutUsersIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("users.toml", "# nobody yet\n")
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            baseDirectory: directory.path
+        )
+        #expect(error.source == "test.toml")
+        #expect(error.line == 7)
+        #expect(error.keyPath == "listener \"lan\".users_file")
+        #expect(error.message.hasSuffix("defines no [[user]], so nobody could connect"))
+    }
+
+    @Test func basicAuthWithoutUsersFile() throws {
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\""))
+        #expect(error.line == 4)
+        #expect(error.keyPath == "listener \"lan\".users_file")
+    }
+
+    @Test func directoryInsteadOfFile() throws {
+        let directory = try TemporaryDirectory()
+        let error = try parseError(upstreamTOML(passwordFile: directory.path))
+        #expect(error.message == "\(directory.path) is a directory, expected a file")
+    }
+}
+
+@Suite("Secrets stay out of the main configuration file")
+struct InlineSecretTests {
+    @Test func inlinePasswordIsAnUnknownKey() throws {
+        let error = try parseError(
+            minimalTOML + """
+
+                [[upstream]]
+                name = "cloud"
+                database = "inventory"
+                url = "wss://sync.example.com/inventory"
+                username = "store"
+                password = "TopSecret-42"
+                """
+        )
+        #expect(error.line == 14)
+        #expect(error.message == "unknown key `password`")
+        #expect(error.allowedValues.contains("password_file"))
+        #expect(!error.description.contains("TopSecret-42"))
+    }
+}

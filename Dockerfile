@@ -61,7 +61,8 @@ FROM binary-${BINARY_SOURCE} AS binary
 FROM ${BASE_IMAGE} AS runtime
 # Runtime libraries only: SQLite and zlib now; Avahi's client (DNS-SD through the host's avahi-daemon over
 # D-Bus) and libqrencode (pairing QR codes) for the discovery and pairing features; CA roots for
-# upstreams with public certificates.
+# upstreams with public certificates. `apt-get clean` is a no-op on the official base (its apt keeps no
+# caches) but keeps a substituted BASE_IMAGE from leaving package caches in the layer.
 # DL3008 (pin apt versions): BASE_IMAGE pins the Debian release and its security updates should flow in;
 # exact versions would break the build at every Debian point release.
 # hadolint ignore=DL3008
@@ -72,6 +73,7 @@ RUN apt-get update \
         libqrencode4 \
         libsqlite3-0 \
         zlib1g \
+    && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --gid 1000 edge-gateway \
     && useradd --uid 1000 --gid 1000 --no-create-home --home-dir /var/lib/edge-gateway \

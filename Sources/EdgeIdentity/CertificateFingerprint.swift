@@ -29,6 +29,11 @@ public struct CertificateFingerprint: Hashable, Sendable {
         }
     }
 
+    init(algorithm: Algorithm, bytes: [UInt8]) {
+        self.algorithm = algorithm
+        self.bytes = bytes
+    }
+
     /// Parses a fingerprint written as hex, with or without colons (`AB:CD:…`, `abcd…`), in either case.
     /// Spaces are tolerated too, because fingerprints are often copied from tools that group bytes with them.
     public init(hexString: String, algorithm: Algorithm = .sha256) throws(TrustError) {

@@ -28,7 +28,10 @@ extension ServerTrustPolicy {
             let presented = CertificateFingerprint(derBytes: Self.derBytes(of: leaf), algorithm: .sha256)
             guard presented.bytes == expected else {
                 return .failure(
-                    .pinMismatch(expected: Self.colonHex(expected), presented: presented.colonHex)
+                    .pinMismatch(
+                        expected: CertificateFingerprint(algorithm: .sha256, bytes: expected).colonHex,
+                        presented: presented.colonHex
+                    )
                 )
             }
             return .success(())
@@ -142,15 +145,10 @@ extension ServerTrustPolicy {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// swift-certificates keeps the bytes it parsed and re-serializes exactly them, so this is the DER the peer
+    /// sent. Serializing a parsed certificate cannot fail in practice; the empty fallback could only mismatch a
+    /// pin, never match one.
     private static func derBytes(of certificate: Certificate) -> [UInt8] {
-        // A parsed certificate always re-serializes; the empty fallback can only mismatch a pin, never match it.
         (try? certificate.serializeAsPEM().derBytes) ?? []
-    }
-
-    private static func colonHex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return byte < 0x10 ? "0" + digits : digits
-        }.joined(separator: ":")
     }
 }

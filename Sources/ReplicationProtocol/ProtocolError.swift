@@ -25,6 +25,8 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
     case corruptDelta(String)
     /// A `proveAttachment` nonce is empty or longer than 255 bytes (spec §3.10).
     case invalidNonce(length: Int)
+    /// A blob digest is not `sha1-` + base64 of 20 bytes (spec §7.1).
+    case invalidDigest(String)
     /// A collection name in `getCollections` is malformed.
     case invalidCollectionName(String, reason: String)
 
@@ -32,7 +34,7 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
     public var reply: ErrorReply {
         switch self {
         case .missingProperty, .invalidProperty, .invalidJSON, .invalidBody, .invalidRow, .invalidRevisionID,
-            .invalidHistory, .invalidCollectionName:
+            .invalidHistory, .invalidCollectionName, .invalidDigest:
             .http(400, description)
         case .wrongProfile:
             .blip(400, description)
@@ -75,6 +77,8 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
             "the delta cannot be applied: \(reason)"
         case .invalidNonce(let length):
             "proveAttachment nonce must be 1 to 255 bytes long, got \(length)"
+        case .invalidDigest(let digest):
+            "invalid blob digest \"\(digest)\": expected 'sha1-' followed by base64 of 20 bytes"
         case .invalidCollectionName(let name, let reason):
             "invalid collection name \"\(name)\": \(reason)"
         }

@@ -20,7 +20,9 @@ public struct BlobReference: Sendable, Hashable {
     public var contentType: String?
     public var encoding: String?
 
-    public init(location: Location, digest: BlobDigest, length: Int? = nil, contentType: String? = nil, encoding: String? = nil) {
+    public init(
+        location: Location, digest: BlobDigest, length: Int? = nil, contentType: String? = nil, encoding: String? = nil
+    ) {
         self.location = location
         self.digest = digest
         self.length = length

@@ -26,7 +26,9 @@ public struct ChangeRow: Sendable, Hashable {
     /// Approximate body size, for progress only.
     public var bodySize: Int?
 
-    public init(sequence: JSONValue, docID: String, revisionID: WireRevisionID, flags: ChangeFlags = [], bodySize: Int? = nil) {
+    public init(
+        sequence: JSONValue, docID: String, revisionID: WireRevisionID, flags: ChangeFlags = [], bodySize: Int? = nil
+    ) {
         self.sequence = sequence
         self.docID = docID
         self.revisionID = revisionID
@@ -37,7 +39,8 @@ public struct ChangeRow: Sendable, Hashable {
     init(_ value: JSONValue, index: Int) throws(ProtocolError) {
         let context = "changes"
         guard let items = value.arrayValue, (3...5).contains(items.count) else {
-            throw .invalidRow(context: context, index: index, reason: "expected [sequence, docID, revID, deleted?, bodySize?]")
+            throw .invalidRow(
+                context: context, index: index, reason: "expected [sequence, docID, revID, deleted?, bodySize?]")
         }
         guard !items[0].isNull else {
             throw .invalidRow(context: context, index: index, reason: "the sequence is null")
@@ -60,11 +63,13 @@ public struct ChangeRow: Sendable, Hashable {
             case .bool(let deleted): flags = deleted ? .deleted : []
             case .number(let number):
                 guard let mask = number.intValue, mask >= 0 else {
-                    throw .invalidRow(context: context, index: index, reason: "the deleted flags are not a non-negative integer")
+                    throw .invalidRow(
+                        context: context, index: index, reason: "the deleted flags are not a non-negative integer")
                 }
                 flags = ChangeFlags(rawValue: mask)
             default:
-                throw .invalidRow(context: context, index: index, reason: "the deleted flag is not a boolean or integer")
+                throw .invalidRow(
+                    context: context, index: index, reason: "the deleted flag is not a boolean or integer")
             }
         }
         if items.count == 5 {

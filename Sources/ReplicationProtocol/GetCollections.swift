@@ -100,7 +100,8 @@ public struct GetCollectionsReply: ReplicationMessage, Hashable {
                 object[Self.legacyRevisionKey] = nil
                 if let revision {
                     guard let text = revision.stringValue, !text.isEmpty else {
-                        throw .invalidRow(context: context, index: index, reason: "the checkpoint revision is not a string")
+                        throw .invalidRow(
+                            context: context, index: index, reason: "the checkpoint revision is not a string")
                     }
                     entries.append(.checkpoint(revision: text, body: object))
                 } else if object.isEmpty {
@@ -109,7 +110,8 @@ public struct GetCollectionsReply: ReplicationMessage, Hashable {
                     throw .invalidRow(context: context, index: index, reason: "a stored checkpoint has no 'rev'")
                 }
             default:
-                throw .invalidRow(context: context, index: index, reason: "expected null or an object, got \(element.typeName)")
+                throw .invalidRow(
+                    context: context, index: index, reason: "expected null or an object, got \(element.typeName)")
             }
         }
         self.entries = entries

@@ -87,7 +87,9 @@ extension JSONDelta {
         {
             suffix += 1
         }
-        while suffix > 0, !(isBoundary(oldBytes, oldBytes.count - suffix) && isBoundary(newBytes, newBytes.count - suffix)) {
+        while suffix > 0,
+            !(isBoundary(oldBytes, oldBytes.count - suffix) && isBoundary(newBytes, newBytes.count - suffix))
+        {
             suffix -= 1
         }
         var ops = ""

@@ -30,7 +30,8 @@ public enum JSONDelta {
     }
 
     /// `nil` result = deleted; `nil` base = the key is absent.
-    private static func apply(_ delta: JSONValue, to base: JSONValue?, path: String) throws(ProtocolError) -> JSONValue? {
+    private static func apply(_ delta: JSONValue, to base: JSONValue?, path: String) throws(ProtocolError) -> JSONValue?
+    {
         switch delta {
         case .null, .bool, .number, .string:
             return delta
@@ -62,7 +63,9 @@ public enum JSONDelta {
         }
     }
 
-    private static func patch(_ object: JSONObject, with delta: JSONObject, path: String) throws(ProtocolError) -> JSONObject {
+    private static func patch(_ object: JSONObject, with delta: JSONObject, path: String) throws(ProtocolError)
+        -> JSONObject
+    {
         var result = object
         for (key, memberDelta) in delta {
             result[key] = try apply(memberDelta, to: object[key], path: path + "/" + key)
@@ -70,7 +73,9 @@ public enum JSONDelta {
         return result
     }
 
-    private static func patch(_ array: [JSONValue], with delta: JSONObject, path: String) throws(ProtocolError) -> [JSONValue] {
+    private static func patch(_ array: [JSONValue], with delta: JSONObject, path: String) throws(ProtocolError)
+        -> [JSONValue]
+    {
         var result = array
         var tail: (start: Int, elements: [JSONValue])?
         for (key, elementDelta) in delta {
@@ -114,7 +119,9 @@ public enum JSONDelta {
                 count = count * 10 + Int(patch[patchIndex] - 0x30)
                 patchIndex += 1
             }
-            guard patchIndex > digitsStart, patchIndex < patch.count else { throw corrupt("expected a count and an operation") }
+            guard patchIndex > digitsStart, patchIndex < patch.count else {
+                throw corrupt("expected a count and an operation")
+            }
             let operation = patch[patchIndex]
             patchIndex += 1
             switch operation {

@@ -57,9 +57,15 @@ struct JSONScanner {
         case UInt8(ascii: "{"): return .object(try parseObject(depth: depth + 1))
         case UInt8(ascii: "["): return .array(try parseArray(depth: depth + 1))
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let start = index
             guard Self.scanNumber(bytes, &index) else { throw fail("malformed number") }
@@ -104,7 +110,9 @@ struct JSONScanner {
             guard index < bytes.count else { throw fail("unterminated object") }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return object
+            case UInt8(ascii: "}"):
+                index += 1
+                return object
             default: throw fail("expected ',' or '}'")
             }
         }
@@ -126,7 +134,9 @@ struct JSONScanner {
             guard index < bytes.count else { throw fail("unterminated array") }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return array
+            case UInt8(ascii: "]"):
+                index += 1
+                return array
             default: throw fail("expected ',' or ']'")
             }
         }

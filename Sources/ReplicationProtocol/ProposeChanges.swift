@@ -6,7 +6,9 @@ public struct ProposedChange: Sendable, Hashable {
     public var remoteRevisionID: WireRevisionID?
     public var bodySize: Int?
 
-    public init(docID: String, revisionID: WireRevisionID, remoteRevisionID: WireRevisionID? = nil, bodySize: Int? = nil) {
+    public init(
+        docID: String, revisionID: WireRevisionID, remoteRevisionID: WireRevisionID? = nil, bodySize: Int? = nil
+    ) {
         self.docID = docID
         self.revisionID = revisionID
         self.remoteRevisionID = remoteRevisionID
@@ -16,7 +18,8 @@ public struct ProposedChange: Sendable, Hashable {
     init(_ value: JSONValue, index: Int) throws(ProtocolError) {
         let context = "proposeChanges"
         guard let items = value.arrayValue, (2...4).contains(items.count) else {
-            throw .invalidRow(context: context, index: index, reason: "expected [docID, revID, remoteRevID?, bodySize?]")
+            throw .invalidRow(
+                context: context, index: index, reason: "expected [docID, revID, remoteRevID?, bodySize?]")
         }
         guard let docID = items[0].stringValue else {
             throw .invalidRow(context: context, index: index, reason: "the docID is not a string")
@@ -163,7 +166,8 @@ public struct ProposeChangesReply: ReplicationMessage, Hashable {
                 }
                 statuses.append(Status(code: code, revision: revision))
             default:
-                throw .invalidRow(context: context, index: index, reason: "expected a status or an object, got \(item.typeName)")
+                throw .invalidRow(
+                    context: context, index: index, reason: "expected a status or an object, got \(item.typeName)")
             }
         }
         self.statuses = statuses

@@ -91,9 +91,10 @@ public struct SubChangesRequest: ReplicationRequest, Hashable {
         properties.append("revocations", revocations, style: .literal)
         properties.append("filter", filter)
         properties.append("channels", channels?.joined(separator: ","))
-        let body: [UInt8] = docIDs.map { ids in
-            JSONValue.object(["docIDs": .array(ids.map(JSONValue.string))]).serialized
-        } ?? []
+        let body: [UInt8] =
+            docIDs.map { ids in
+                JSONValue.object(["docIDs": .array(ids.map(JSONValue.string))]).serialized
+            } ?? []
         return (properties, body)
     }
 

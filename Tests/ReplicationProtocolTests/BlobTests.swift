@@ -25,7 +25,8 @@ import Testing
         #expect(
             references == [
                 BlobReference(
-                    location: .blob(pointer: "/attachment"), digest: try BlobDigest(Self.fixtureDigest), length: 100_000,
+                    location: .blob(pointer: "/attachment"), digest: try BlobDigest(Self.fixtureDigest),
+                    length: 100_000,
                     contentType: "application/octet-stream")
             ])
         // application/octet-stream asks for compression even for random data (observed: `compress: true`).
@@ -38,7 +39,9 @@ import Testing
         ).objectValue!
         let locations = try BlobReference.references(in: body).map(\.location)
         #expect(
-            locations == [.blob(pointer: "/gallery/0"), .blob(pointer: "/gallery/1/n/a~1b"), .legacyAttachment(name: "old.txt")])
+            locations == [
+                .blob(pointer: "/gallery/0"), .blob(pointer: "/gallery/1/n/a~1b"), .legacyAttachment(name: "old.txt"),
+            ])
     }
 
     @Test func blobWithoutDigestIsRejected() throws {
@@ -48,20 +51,22 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ("application/octet-stream", nil, true),
-        ("text/plain", nil, true),
-        ("application/json", "gzip", false),
-        ("image/jpeg", nil, false),
-        ("audio/mpeg", nil, false),
-        ("video/mp4", nil, false),
-        ("application/zip", nil, false),
-        ("application/x-gzip", nil, false),
-        (nil, nil, false),
-    ] as [(String?, String?, Bool)])
+    @Test(
+        arguments: [
+            ("application/octet-stream", nil, true),
+            ("text/plain", nil, true),
+            ("application/json", "gzip", false),
+            ("image/jpeg", nil, false),
+            ("audio/mpeg", nil, false),
+            ("video/mp4", nil, false),
+            ("application/zip", nil, false),
+            ("application/x-gzip", nil, false),
+            (nil, nil, false),
+        ] as [(String?, String?, Bool)])
     func compressionRule(contentType: String?, encoding: String?, expected: Bool) throws {
         let reference = BlobReference(
-            location: .blob(pointer: "/b"), digest: try BlobDigest(Self.fixtureDigest), contentType: contentType, encoding: encoding)
+            location: .blob(pointer: "/b"), digest: try BlobDigest(Self.fixtureDigest), contentType: contentType,
+            encoding: encoding)
         #expect(reference.prefersCompression == expected)
     }
 
@@ -86,7 +91,8 @@ import Testing
         let stripped = try BlobReference.strippingStandIns(from: received)
         #expect(
             JSONValue.object(stripped).jsonString
-                == #"{"g":[{"@type":"blob","digest":"sha1-ArH2IhJgRp/90GRqSAdAfa750BE=","length":12,"content_type":"text/plain"}]}"#)
+                == #"{"g":[{"@type":"blob","digest":"sha1-ArH2IhJgRp/90GRqSAdAfa750BE=","length":12,"content_type":"text/plain"}]}"#
+        )
     }
 
     @Test func blobMissingFromAttachmentsFailsTheRevision() throws {
@@ -94,7 +100,9 @@ import Testing
             #"{"p":{"@type":"blob","digest":"sha1-ArH2IhJgRp/90GRqSAdAfa750BE="},"_attachments":{}}"#
         ).objectValue!
         expectProtocolError(
-            .invalidBody(context: "document body", reason: "the blob at /p has no content: its digest is not listed in '_attachments'")
+            .invalidBody(
+                context: "document body",
+                reason: "the blob at /p has no content: its digest is not listed in '_attachments'")
         ) {
             _ = try BlobReference.strippingStandIns(from: received)
         }
@@ -104,7 +112,8 @@ import Testing
 @Suite struct AttachmentMessageTests {
     @Test func getAttachmentFromFixture() throws {
         let properties = props([
-            ("Profile", "getAttachment"), ("digest", BlobTests.fixtureDigest), ("docID", "blob-doc-0"), ("compress", "true"),
+            ("Profile", "getAttachment"), ("digest", BlobTests.fixtureDigest), ("docID", "blob-doc-0"),
+            ("compress", "true"),
         ])
         let request = try GetAttachmentRequest(properties: properties, body: [])
         #expect(request.digest.rawValue == BlobTests.fixtureDigest)
@@ -146,11 +155,14 @@ import Testing
     func reservedPropertiesAreRejected(key: String, status: Int) {
         let body: JSONObject = [key: 1, "a": 2]
         expectProtocolError(.reservedBodyProperty(key)) { try DocumentBody.validatePushed(body) }
-        #expect(ProtocolError.reservedBodyProperty(key).reply == .http(status, "\(key) is a reserved internal property"))
+        #expect(
+            ProtocolError.reservedBodyProperty(key).reply == .http(status, "\(key) is a reserved internal property"))
     }
 
     @Test func allowedSpecialPropertiesAreStripped() throws {
-        let body: JSONObject = ["_exp": 100, "a": 1, "_attachments": ["x": ["digest": "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="]]]
+        let body: JSONObject = [
+            "_exp": 100, "a": 1, "_attachments": ["x": ["digest": "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="]],
+        ]
         try DocumentBody.validatePushed(body)
         #expect(DocumentBody.strippingSpecialProperties(body).keys == ["a", "_attachments"])
     }

@@ -31,12 +31,14 @@ import Testing
     }
 
     @Test func sinceIsRawJSON() throws {
-        let request = try SubChangesRequest(properties: props([("since", #""12::34""#), ("continuous", "true")]), body: [])
+        let request = try SubChangesRequest(
+            properties: props([("since", #""12::34""#), ("continuous", "true")]), body: [])
         #expect(request.since == .string("12::34"))
         #expect(request.continuous)
         #expect(request.encode().properties["since"] == #""12::34""#)
         let error = ProtocolError.invalidProperty(
-            "since", value: "12::34", profile: .subChanges, expected: "a JSON value (unexpected data after the JSON value)")
+            "since", value: "12::34", profile: .subChanges,
+            expected: "a JSON value (unexpected data after the JSON value)")
         expectProtocolError(error) {
             _ = try SubChangesRequest(properties: props([("since", "12::34")]), body: [])
         }
@@ -44,7 +46,8 @@ import Testing
 
     @Test func filterChannelsAndDocIDs() throws {
         let request = SubChangesRequest(
-            continuous: true, filter: SubChangesRequest.channelFilter, channels: ["a", "b"], docIDs: ["d1", "d2"], collection: 2)
+            continuous: true, filter: SubChangesRequest.channelFilter, channels: ["a", "b"], docIDs: ["d1", "d2"],
+            collection: 2)
         let decoded = try roundTrip(request)
         #expect(decoded == request)
         #expect(request.encode().body == bytes(#"{"docIDs":["d1","d2"]}"#))
@@ -57,7 +60,9 @@ import Testing
         expectProtocolError(.invalidBody(context: "subChanges body", reason: "'docIDs' must contain only strings")) {
             _ = try SubChangesRequest(properties: MessageProperties(), body: bytes(#"{"docIDs":[1]}"#))
         }
-        expectProtocolError(.invalidProperty("batch", value: "lots", profile: .subChanges, expected: "a non-negative decimal integer")) {
+        expectProtocolError(
+            .invalidProperty("batch", value: "lots", profile: .subChanges, expected: "a non-negative decimal integer")
+        ) {
             _ = try SubChangesRequest(properties: props([("batch", "lots")]), body: [])
         }
     }
@@ -87,7 +92,8 @@ import Testing
 
     @Test(arguments: ["[]", "null", ""])
     func caughtUpForms(body: String) throws {
-        let request = try ChangesRequest(properties: props([("Profile", "changes"), ("collection", "1")]), body: bytes(body))
+        let request = try ChangesRequest(
+            properties: props([("Profile", "changes"), ("collection", "1")]), body: bytes(body))
         #expect(request.isCaughtUp)
         #expect(request.collection == 1)
     }
@@ -104,12 +110,16 @@ import Testing
         #expect(ChangeFlags(rawValue: 5).offersRevision)
         #expect(!ChangeFlags(rawValue: 2).offersRevision)
         // Re-encoded the LiteCore way: integer flags, omitted when zero without a body size.
-        #expect(request.encode().body == bytes(#"[[9,"doc3","3-aa11"],["12::34","doc4","1-bb22",1],[14,"doc5","2-dd44",4]]"#))
+        #expect(
+            request.encode().body
+                == bytes(#"[[9,"doc3","3-aa11"],["12::34","doc4","1-bb22",1],[14,"doc5","2-dd44",4]]"#))
     }
 
     @Test func malformedRows() {
         let context = "changes"
-        expectProtocolError(.invalidRow(context: context, index: 0, reason: "expected [sequence, docID, revID, deleted?, bodySize?]")) {
+        expectProtocolError(
+            .invalidRow(context: context, index: 0, reason: "expected [sequence, docID, revID, deleted?, bodySize?]")
+        ) {
             _ = try ChangesRequest(properties: MessageProperties(), body: bytes(#"[[1,"doc"]]"#))
         }
         expectProtocolError(.invalidRow(context: context, index: 1, reason: "the docID is not a string")) {
@@ -128,12 +138,14 @@ import Testing
 
     @Test func replyFromFixture() throws {
         let properties = props([("maxHistory", "50"), ("blobs", "true"), ("deltas", "true")])
-        let reply = try ChangesReply(properties: properties, body: bytes(#"[["1-84cd1538ec7fb8856995d25a87e33a6f3a525464"]]"#))
+        let reply = try ChangesReply(
+            properties: properties, body: bytes(#"[["1-84cd1538ec7fb8856995d25a87e33a6f3a525464"]]"#))
         #expect(reply.capabilities == .liteCore(includingDeltas: true))
         #expect(reply.entries == [.send(knownAncestors: [try revID("1-84cd1538ec7fb8856995d25a87e33a6f3a525464")])])
         #expect(reply.encode().properties == properties)
 
-        let nothingKnown = try ChangesReply(properties: props([("maxHistory", "50"), ("blobs", "true")]), body: bytes("[[],[],[]]"))
+        let nothingKnown = try ChangesReply(
+            properties: props([("maxHistory", "50"), ("blobs", "true")]), body: bytes("[[],[],[]]"))
         #expect(nothingKnown.entries == Array(repeating: .send(knownAncestors: []), count: 3))
         #expect(!nothingKnown.capabilities.deltas)
         #expect(nothingKnown.encode().body == bytes("[[],[],[]]"))
@@ -152,11 +164,14 @@ import Testing
     }
 
     @Test func malformedReply() {
-        expectProtocolError(.invalidRow(context: "changes reply", index: 0, reason: "known revisions must be strings")) {
+        expectProtocolError(.invalidRow(context: "changes reply", index: 0, reason: "known revisions must be strings"))
+        {
             _ = try ChangesReply(properties: MessageProperties(), body: bytes("[[1]]"))
         }
         expectProtocolError(
-            .invalidRow(context: "changes reply", index: 0, reason: "expected an array of revIDs, 0, null or a status, got a string")
+            .invalidRow(
+                context: "changes reply", index: 0,
+                reason: "expected an array of revIDs, 0, null or a status, got a string")
         ) {
             _ = try ChangesReply(properties: MessageProperties(), body: bytes(#"["x"]"#))
         }
@@ -179,17 +194,21 @@ import Testing
     }
 
     @Test func shortRowsAndCaughtUp() throws {
-        let request = try ProposeChangesRequest(properties: MessageProperties(), body: bytes(#"[["doc1","1-0f1e"],["doc2","2-aa",null]]"#))
+        let request = try ProposeChangesRequest(
+            properties: MessageProperties(), body: bytes(#"[["doc1","1-0f1e"],["doc2","2-aa",null]]"#))
         #expect(request.rows.map(\.remoteRevisionID) == [nil, nil])
         #expect(try ProposeChangesRequest(properties: props([("collection", "0")]), body: bytes("[]")).isCaughtUp)
-        expectProtocolError(.invalidRow(context: "proposeChanges", index: 0, reason: "the remote revID is not a string")) {
+        expectProtocolError(
+            .invalidRow(context: "proposeChanges", index: 0, reason: "the remote revID is not a string")
+        ) {
             _ = try ProposeChangesRequest(properties: MessageProperties(), body: bytes(#"[["d","1-aa",5]]"#))
         }
     }
 
     @Test func conflictReplyFromFixture() throws {
         let body = bytes(#"[{"status":409,"rev":"2-7b2e31c50a21525523ab3fc9d65ae89610486f39"}]"#)
-        let reply = try ProposeChangesReply(properties: props([("maxHistory", "50"), ("blobs", "true"), ("deltas", "true")]), body: body)
+        let reply = try ProposeChangesReply(
+            properties: props([("maxHistory", "50"), ("blobs", "true"), ("deltas", "true")]), body: body)
         #expect(reply.statuses == [.conflict(currentRevision: try revID("2-7b2e31c50a21525523ab3fc9d65ae89610486f39"))])
         #expect(reply.encode().body == body)
     }
@@ -208,7 +227,9 @@ import Testing
         let decoded = try roundTrip(reply)
         #expect(decoded.statuses == [.alreadyKnown, .conflict(currentRevision: nil), .failed(500)])
         #expect(pairs(reply.encode().properties) == ["maxHistory=50", "blobs=true"])
-        expectProtocolError(.invalidRow(context: "proposeChanges reply", index: 0, reason: "the object has no integer 'status'")) {
+        expectProtocolError(
+            .invalidRow(context: "proposeChanges reply", index: 0, reason: "the object has no integer 'status'")
+        ) {
             _ = try ProposeChangesReply(properties: MessageProperties(), body: bytes(#"[{"rev":"1-aa"}]"#))
         }
     }

@@ -8,8 +8,11 @@ import Testing
             properties: props([("Profile", "getCheckpoint"), ("client", "cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M=")]), body: [])
         #expect(request.client == "cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M=")
         #expect(request.collection == nil)
-        #expect(pairs(request.encode().properties) == ["Profile=getCheckpoint", "client=cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M="])
-        #expect(try roundTrip(GetCheckpointRequest(client: "cp-a", collection: 1)) == GetCheckpointRequest(client: "cp-a", collection: 1))
+        #expect(
+            pairs(request.encode().properties) == ["Profile=getCheckpoint", "client=cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M="])
+        #expect(
+            try roundTrip(GetCheckpointRequest(client: "cp-a", collection: 1))
+                == GetCheckpointRequest(client: "cp-a", collection: 1))
     }
 
     @Test func getCheckpointWithoutClient() {
@@ -29,7 +32,9 @@ import Testing
 
     @Test func setCheckpointFirstSaveFromFixture() throws {
         let request = try SetCheckpointRequest(
-            properties: props([("Profile", "setCheckpoint"), ("client", "cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M="), ("rev", "")]),
+            properties: props([
+                ("Profile", "setCheckpoint"), ("client", "cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M="), ("rev", ""),
+            ]),
             body: bytes(#"{"time":1795314761,"local":3}"#))
         #expect(request.revision == nil)
         let (properties, body) = request.encode()
@@ -53,7 +58,8 @@ import Testing
     }
 
     @Test func setCheckpointRejectsNonObjectBody() {
-        expectProtocolError(.invalidBody(context: "setCheckpoint body", reason: "expected a JSON object, got an array")) {
+        expectProtocolError(.invalidBody(context: "setCheckpoint body", reason: "expected a JSON object, got an array"))
+        {
             _ = try SetCheckpointRequest(properties: props([("client", "cp-1")]), body: bytes("[1]"))
         }
         expectProtocolError(.invalidJSON(context: "setCheckpoint body", reason: "unterminated object at byte 9")) {
@@ -65,8 +71,10 @@ import Testing
         #expect(Checkpoint(time: 1_795_314_763).json == bytes(#"{"time":1795314763}"#))
         #expect(Checkpoint(time: 1_795_314_763, remote: 2).json == bytes(#"{"time":1795314763,"remote":2}"#))
         #expect(
-            Checkpoint(time: 1_795_314_763, local: 4, remote: 2).json == bytes(#"{"time":1795314763,"local":4,"remote":2}"#))
-        let withHoles = Checkpoint(time: 1_717_171_717, local: 1234, localCompleted: [0..<1200, 1203..<1235], remote: "12::34")
+            Checkpoint(time: 1_795_314_763, local: 4, remote: 2).json
+                == bytes(#"{"time":1795314763,"local":4,"remote":2}"#))
+        let withHoles = Checkpoint(
+            time: 1_717_171_717, local: 1234, localCompleted: [0..<1200, 1203..<1235], remote: "12::34")
         #expect(
             String(decoding: withHoles.json, as: UTF8.self)
                 == #"{"time":1717171717,"local":1234,"localCompleted":[0,1200,1203,32],"remote":"12::34"}"#)
@@ -82,7 +90,8 @@ import Testing
             _ = try Checkpoint(json: bytes(#"{"local":-1}"#))
         }
         expectProtocolError(
-            .invalidBody(context: "checkpoint", reason: "'localCompleted' must be a flat array of (start, length) integer pairs")
+            .invalidBody(
+                context: "checkpoint", reason: "'localCompleted' must be a flat array of (start, length) integer pairs")
         ) {
             _ = try Checkpoint(json: bytes(#"{"localCompleted":[0,1,2]}"#))
         }
@@ -95,7 +104,11 @@ import Testing
             #"{"checkpoint_ids":["cp-3Dqq2Cs8mtcEcTrBykZ5jdP5PoXeEGKplE1I4fUi1PU=","cp-GZ4S+h+bdO11MZJYOiXxch8BuHPB3n14SdbsKEUMYBE="],"collections":["store.inventory","store.orders"]}"#
         )
         let request = try GetCollectionsRequest(properties: props([("Profile", "getCollections")]), body: body)
-        #expect(request.collections == [try CollectionName(scope: "store", name: "inventory"), try CollectionName(scope: "store", name: "orders")])
+        #expect(
+            request.collections == [
+                try CollectionName(scope: "store", name: "inventory"),
+                try CollectionName(scope: "store", name: "orders"),
+            ])
         #expect(request.checkpointIDs.count == 2)
         #expect(request.encode().body == body)
         #expect(pairs(request.encode().properties) == ["Profile=getCollections"])
@@ -119,17 +132,20 @@ import Testing
 
     @Test func malformedRequests() {
         expectProtocolError(
-            .invalidBody(context: "getCollections body", reason: "'checkpoint_ids' has 1 entries but 'collections' has 2")
+            .invalidBody(
+                context: "getCollections body", reason: "'checkpoint_ids' has 1 entries but 'collections' has 2")
         ) {
             _ = try GetCollectionsRequest(
                 properties: MessageProperties(), body: bytes(#"{"checkpoint_ids":["a"],"collections":["x","y"]}"#))
         }
         expectProtocolError(.invalidBody(context: "getCollections body", reason: "collection 'x' is listed twice")) {
             _ = try GetCollectionsRequest(
-                properties: MessageProperties(), body: bytes(#"{"checkpoint_ids":["a","b"],"collections":["x","_default.x"]}"#))
+                properties: MessageProperties(),
+                body: bytes(#"{"checkpoint_ids":["a","b"],"collections":["x","_default.x"]}"#))
         }
         expectProtocolError(.invalidBody(context: "getCollections body", reason: "'collections' is empty")) {
-            _ = try GetCollectionsRequest(properties: MessageProperties(), body: bytes(#"{"checkpoint_ids":[],"collections":[]}"#))
+            _ = try GetCollectionsRequest(
+                properties: MessageProperties(), body: bytes(#"{"checkpoint_ids":[],"collections":[]}"#))
         }
     }
 
@@ -139,22 +155,28 @@ import Testing
         #expect(missing.encode().body == bytes("[{},null]"))
 
         let stored = bytes(
-            #"[{"local":2,"remote":2,"rev":"3-cc","time":1795316086},{"local":2,"remote":2,"rev":"3-cc","time":1795316086}]"#)
+            #"[{"local":2,"remote":2,"rev":"3-cc","time":1795316086},{"local":2,"remote":2,"rev":"3-cc","time":1795316086}]"#
+        )
         let reply = try GetCollectionsReply(properties: MessageProperties(), body: stored)
-        #expect(reply.entries[0] == .checkpoint(revision: "3-cc", body: ["local": 2, "remote": 2, "time": 1_795_316_086]))
+        #expect(
+            reply.entries[0] == .checkpoint(revision: "3-cc", body: ["local": 2, "remote": 2, "time": 1_795_316_086]))
         #expect(reply.encode().body == stored)
     }
 
     @Test func replyEntryFromStoredBodySortsKeysAndAddsRev() throws {
-        let entry = try GetCollectionsReply.Entry.checkpoint(revision: "3-cc", storedBody: bytes(#"{"time":1795316086,"local":2,"remote":2}"#))
+        let entry = try GetCollectionsReply.Entry.checkpoint(
+            revision: "3-cc", storedBody: bytes(#"{"time":1795316086,"local":2,"remote":2}"#))
         let body = GetCollectionsReply(entries: [entry]).encode().body
         #expect(body == bytes(#"[{"local":2,"remote":2,"rev":"3-cc","time":1795316086}]"#))
     }
 
     @Test func syncGatewayUnderscoreRevIsAccepted() throws {
-        let reply = try GetCollectionsReply(properties: MessageProperties(), body: bytes(#"[{"_rev":"0-2","remote":5}]"#))
+        let reply = try GetCollectionsReply(
+            properties: MessageProperties(), body: bytes(#"[{"_rev":"0-2","remote":5}]"#))
         #expect(reply.entries == [.checkpoint(revision: "0-2", body: ["remote": 5])])
-        expectProtocolError(.invalidRow(context: "getCollections reply", index: 0, reason: "a stored checkpoint has no 'rev'")) {
+        expectProtocolError(
+            .invalidRow(context: "getCollections reply", index: 0, reason: "a stored checkpoint has no 'rev'")
+        ) {
             _ = try GetCollectionsReply(properties: MessageProperties(), body: bytes(#"[{"remote":5}]"#))
         }
         expectProtocolError(

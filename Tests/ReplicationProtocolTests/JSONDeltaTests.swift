@@ -14,8 +14,13 @@ import Testing
     @Test func fixtureDeltaInsertsMembers() throws {
         let base = bytes(#"{"index":0,"payload":"xobp","type":"cblpeer-test"}"#)
         let result = try JSONDelta.apply(delta: bytes(#"{"update_count":1,"updated_by":"clientA"}"#), to: base)
-        #expect(result == bytes(#"{"index":0,"payload":"xobp","type":"cblpeer-test","update_count":1,"updated_by":"clientA"}"#))
-        let delta = JSONDelta.makeDelta(from: try json(String(decoding: base, as: UTF8.self)), to: try json(String(decoding: result, as: UTF8.self)))
+        #expect(
+            result
+                == bytes(#"{"index":0,"payload":"xobp","type":"cblpeer-test","update_count":1,"updated_by":"clientA"}"#)
+        )
+        let delta = JSONDelta.makeDelta(
+            from: try json(String(decoding: base, as: UTF8.self)), to: try json(String(decoding: result, as: UTF8.self))
+        )
         #expect(delta.jsonString == #"{"update_count":1,"updated_by":"clientA"}"#)
     }
 
@@ -47,7 +52,8 @@ import Testing
             delta: json(#"["4=1-1+d|30=",0,2]"#), to: json(#""The fog comes in on little cat feet""#))
         #expect(patched == .string("The dog comes in on little cat feet"))
         let old = JSONValue.string(String(repeating: "é lorem ipsum ", count: 6))
-        let new = JSONValue.string(String(repeating: "é lorem ipsum ", count: 3) + "ü" + String(repeating: "é lorem ipsum ", count: 3))
+        let new = JSONValue.string(
+            String(repeating: "é lorem ipsum ", count: 3) + "ü" + String(repeating: "é lorem ipsum ", count: 3))
         let delta = JSONDelta.makeDelta(from: old, to: new)
         #expect(delta.arrayValue?.count == 3)
         #expect(try JSONDelta.apply(delta: delta, to: old) == new)
@@ -85,13 +91,25 @@ import Testing
     }
 
     @Test func deltaPolicy() {
-        #expect(DeltaPolicy.shouldSendDelta(deltaSize: 41, bodySize: 20_211, baseIsTombstone: false, receiverAcceptsDeltas: true))
+        #expect(
+            DeltaPolicy.shouldSendDelta(
+                deltaSize: 41, bodySize: 20_211, baseIsTombstone: false, receiverAcceptsDeltas: true))
         // Small bodies (about 165 bytes in the transcripts) always went in full.
-        #expect(!DeltaPolicy.shouldSendDelta(deltaSize: 20, bodySize: 165, baseIsTombstone: false, receiverAcceptsDeltas: true))
-        #expect(!DeltaPolicy.shouldSendDelta(deltaSize: 41, bodySize: 20_211, baseIsTombstone: true, receiverAcceptsDeltas: true))
-        #expect(!DeltaPolicy.shouldSendDelta(deltaSize: 41, bodySize: 20_211, baseIsTombstone: false, receiverAcceptsDeltas: false))
-        #expect(DeltaPolicy.shouldSendDelta(deltaSize: 240, bodySize: 200, baseIsTombstone: false, receiverAcceptsDeltas: true))
-        #expect(!DeltaPolicy.shouldSendDelta(deltaSize: 241, bodySize: 200, baseIsTombstone: false, receiverAcceptsDeltas: true))
+        #expect(
+            !DeltaPolicy.shouldSendDelta(
+                deltaSize: 20, bodySize: 165, baseIsTombstone: false, receiverAcceptsDeltas: true))
+        #expect(
+            !DeltaPolicy.shouldSendDelta(
+                deltaSize: 41, bodySize: 20_211, baseIsTombstone: true, receiverAcceptsDeltas: true))
+        #expect(
+            !DeltaPolicy.shouldSendDelta(
+                deltaSize: 41, bodySize: 20_211, baseIsTombstone: false, receiverAcceptsDeltas: false))
+        #expect(
+            DeltaPolicy.shouldSendDelta(
+                deltaSize: 240, bodySize: 200, baseIsTombstone: false, receiverAcceptsDeltas: true))
+        #expect(
+            !DeltaPolicy.shouldSendDelta(
+                deltaSize: 241, bodySize: 200, baseIsTombstone: false, receiverAcceptsDeltas: true))
     }
 }
 
@@ -113,7 +131,9 @@ private func randomScalar(using generator: inout SplitMix64) -> JSONValue {
 private func randomValue(depth: Int, using generator: inout SplitMix64) -> JSONValue {
     guard depth < 4, Int.random(in: 0..<3, using: &generator) > 0 else { return randomScalar(using: &generator) }
     if Bool.random(using: &generator) {
-        return .array((0..<Int.random(in: 0...5, using: &generator)).map { _ in randomValue(depth: depth + 1, using: &generator) })
+        return .array(
+            (0..<Int.random(in: 0...5, using: &generator)).map { _ in randomValue(depth: depth + 1, using: &generator) }
+        )
     }
     var object = JSONObject()
     for _ in 0..<Int.random(in: 0...5, using: &generator) {

@@ -5,7 +5,9 @@ import Testing
 @Suite struct PropertiesTests {
     @Test func emptyValueReadsAsAbsent() {
         // The first setCheckpoint of every CBL 3.2.4 client carried `rev` with an empty value.
-        let properties = props([("Profile", "setCheckpoint"), ("client", "cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M="), ("rev", "")])
+        let properties = props([
+            ("Profile", "setCheckpoint"), ("client", "cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M="), ("rev", ""),
+        ])
         #expect(properties["rev"] == nil)
         #expect(properties["client"] == "cp-xyhcuHG5W7n44wkdFnA5V1Rmn0M=")
         #expect(properties.profile == "setCheckpoint")
@@ -63,7 +65,8 @@ import Testing
         #expect(reply.isHTTPNotFound)
         #expect(pairs(reply.encode().properties) == ["Error-Domain=HTTP", "Error-Code=404"])
         let withMessage = ErrorReply.liteCore(LiteCoreErrorCode.corruptDelta, "bad delta")
-        #expect(try ErrorReply(properties: withMessage.encode().properties, body: withMessage.encode().body) == withMessage)
+        #expect(
+            try ErrorReply(properties: withMessage.encode().properties, body: withMessage.encode().body) == withMessage)
         #expect(withMessage.asksForFullRevision)
     }
 

@@ -5,7 +5,8 @@ import Testing
 @Suite struct RevTests {
     @Test func pushedTombstoneFromFixture() throws {
         let properties = props([
-            ("Profile", "rev"), ("id", "doc-1"), ("rev", "2-1b5c18c54e2b1509a60ee8943dc6e6e32084d810"), ("sequence", "5"),
+            ("Profile", "rev"), ("id", "doc-1"), ("rev", "2-1b5c18c54e2b1509a60ee8943dc6e6e32084d810"),
+            ("sequence", "5"),
             ("noconflicts", "1"), ("deleted", "1"), ("history", "1-b885d40d765a9a76dcb89573db0a291e082d077c"),
         ])
         let rev = try RevRequest(properties: properties, body: bytes("{}"))
@@ -19,7 +20,8 @@ import Testing
 
     @Test func deltaRevFromFixture() throws {
         let properties = props([
-            ("Profile", "rev"), ("id", "delta-doc-0"), ("rev", "2-2005aa4e6dda2159267bcd8e4a32331c298b648f"), ("sequence", "2"),
+            ("Profile", "rev"), ("id", "delta-doc-0"), ("rev", "2-2005aa4e6dda2159267bcd8e4a32331c298b648f"),
+            ("sequence", "2"),
             ("noconflicts", "1"), ("history", "1-a1518e5339fe2439d7e284018f814924b2172eff"),
             ("deltaSrc", "1-a1518e5339fe2439d7e284018f814924b2172eff"),
         ])
@@ -31,7 +33,8 @@ import Testing
 
     @Test func collectionRevAndTwoEntryHistoryFromFixture() throws {
         let properties = props([
-            ("Profile", "rev"), ("collection", "0"), ("id", "w-doc-0"), ("rev", "3-7be36fa40b7b74399b78eab88ddcbaf83eabf51a"),
+            ("Profile", "rev"), ("collection", "0"), ("id", "w-doc-0"),
+            ("rev", "3-7be36fa40b7b74399b78eab88ddcbaf83eabf51a"),
             ("sequence", "4"),
             ("history", "2-f14ce6e362823b1f3999a329c148487d82e4dff1,1-5e77fddacde8f9162366e4d9b2ecbf806d601810"),
         ])
@@ -63,7 +66,8 @@ import Testing
         expectProtocolError(
             .invalidHistory("1-aa", reason: "1-aa should have generation 2 to follow the revision 3-cc")
         ) {
-            _ = try RevRequest(properties: props([("id", "d"), ("rev", "3-cc"), ("history", "1-aa")]), body: bytes("{}"))
+            _ = try RevRequest(
+                properties: props([("id", "d"), ("rev", "3-cc"), ("history", "1-aa")]), body: bytes("{}"))
         }
         expectProtocolError(.invalidJSON(context: "rev body of 'd'", reason: "expected a string key at byte 1")) {
             _ = try RevRequest(properties: props([("id", "d"), ("rev", "1-aa")]), body: bytes("{,}")).bodyObject()
@@ -71,7 +75,8 @@ import Testing
     }
 
     @Test func noRevRoundTripAndSeqFallback() throws {
-        let norev = NoRevRequest(docID: "d", revisionID: try revID("2-ab"), sequence: 12, error: 404, reason: "missing", collection: 0)
+        let norev = NoRevRequest(
+            docID: "d", revisionID: try revID("2-ab"), sequence: 12, error: 404, reason: "missing", collection: 0)
         #expect(try roundTrip(norev) == norev)
         #expect(
             pairs(norev.encode().properties) == [
@@ -132,10 +137,14 @@ import Testing
     @Test func historyMustDescendByOne() throws {
         try RevisionHistory(parsing: "3-cc,2-bb,1-aa").validate(below: revID("4-dd"))
         try RevisionHistory().validate(below: revID("9-dd"))
-        expectProtocolError(.invalidHistory("3-cc,1-aa", reason: "1-aa should have generation 2 to follow its predecessor")) {
+        expectProtocolError(
+            .invalidHistory("3-cc,1-aa", reason: "1-aa should have generation 2 to follow its predecessor")
+        ) {
             try RevisionHistory(parsing: "3-cc,1-aa").validate(below: revID("4-dd"))
         }
-        expectProtocolError(.invalidHistory("1-aa", reason: "1-aa should have generation 0 to follow the revision 1-dd")) {
+        expectProtocolError(
+            .invalidHistory("1-aa", reason: "1-aa should have generation 0 to follow the revision 1-dd")
+        ) {
             try RevisionHistory(parsing: "1-aa").validate(below: revID("1-dd"))
         }
     }
@@ -144,7 +153,9 @@ import Testing
         let ancestry = try ["4-dd", "3-cc", "2-bb", "1-aa"].map(revID)
         let known: Set = [try revID("2-bb"), try revID("1-aa")]
         #expect(RevisionHistory.truncated(ancestry, stoppingAtFirstOf: known).ancestors == Array(ancestry[0...2]))
-        #expect(RevisionHistory.truncated(ancestry, stoppingAtFirstOf: [], maximumLength: 2).ancestors == Array(ancestry[0...1]))
+        #expect(
+            RevisionHistory.truncated(ancestry, stoppingAtFirstOf: [], maximumLength: 2).ancestors
+                == Array(ancestry[0...1]))
         #expect(RevisionHistory.truncated(ancestry, stoppingAtFirstOf: []).ancestors == ancestry)
         #expect(RevisionHistory.truncated(ancestry, stoppingAtFirstOf: [ancestry[0]]).ancestors == [ancestry[0]])
         #expect(RevisionHistory.truncated(ancestry, stoppingAtFirstOf: [], maximumLength: 0).isEmpty)

@@ -1,3 +1,5 @@
+import Testing
+
 @testable import ReplicationProtocol
 
 /// Builds properties from literal pairs, as a BLIP decoder would hand them over.
@@ -39,5 +41,3 @@ func expectProtocolError(_ expected: ProtocolError, _ body: () throws -> Void) {
         Issue.record("unexpected error \(error)")
     }
 }
-
-import Testing

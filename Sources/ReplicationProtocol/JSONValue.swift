@@ -116,7 +116,8 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 /// members. Serialization uses the stored order.
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var keys: [String] = []
-    private var storage: [String: JSONValue] = [:]
+    private var values: [JSONValue] = []
+    private var positions: [String: Int] = [:]
 
     public init() {}
 
@@ -132,32 +133,46 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// Reading returns the member's value; assigning a value replaces it in place or appends a new
     /// member, assigning `nil` removes it.
     public subscript(key: String) -> JSONValue? {
-        get { storage[key] }
+        get { positions[key].map { values[$0] } }
         set {
-            if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil {
-                    keys.append(key)
+            switch (positions[key], newValue) {
+            case (let position?, let value?):
+                values[position] = value
+            case (let position?, nil):
+                keys.remove(at: position)
+                values.remove(at: position)
+                positions[key] = nil
+                for index in position..<keys.count {
+                    positions[keys[index]] = index
                 }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+            case (nil, let value?):
+                positions[key] = keys.count
+                keys.append(key)
+                values.append(value)
+            case (nil, nil):
+                break
             }
         }
     }
 
     public func makeIterator() -> some IteratorProtocol<(key: String, value: JSONValue)> {
-        var keyIterator = keys.makeIterator()
-        let storage = storage
-        return AnyIterator {
-            guard let key = keyIterator.next() else { return nil }
-            return (key: key, value: storage[key]!)
-        }
+        zip(keys, values).lazy.map { (key: $0.0, value: $0.1) }.makeIterator()
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.storage == rhs.storage
+        lhs.count == rhs.count && zip(lhs.keys, lhs.values).allSatisfy { rhs[$0.0] == $0.1 }
     }
 
+    /// Order-independent, to agree with `==`.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storage)
+        var combined = 0
+        for (key, value) in zip(keys, values) {
+            var memberHasher = Hasher()
+            memberHasher.combine(key)
+            memberHasher.combine(value)
+            combined ^= memberHasher.finalize()
+        }
+        hasher.combine(count)
+        hasher.combine(combined)
     }
 }

@@ -51,6 +51,11 @@ public struct WireRevisionID: Sendable, Hashable, CustomStringConvertible {
         self.digest = digest
     }
 
+    private init(validGeneration generation: UInt32, digest: String) {
+        self.generation = generation
+        self.digest = digest
+    }
+
     public var description: String { "\(generation)-\(digest)" }
 
     /// LiteCore's stand-in for an ancestor missing from a pruned tree (spec §4.2):
@@ -62,8 +67,8 @@ public struct WireRevisionID: Sendable, Hashable, CustomStringConvertible {
         let random = UInt64.random(in: .min ... .max, using: &generator)
         let hex = String(random, radix: 16)
         let digest = "faded000" + String(repeating: "0", count: 16 - hex.count) + hex
-        // 12 digest bytes always fit and the digits are lowercase hex, so this cannot fail.
-        return try! WireRevisionID(generation: max(generation, 1), digest: digest)
+        // Always valid: 12 bytes of lowercase hex fit beside any generation's varint.
+        return WireRevisionID(validGeneration: max(generation, 1), digest: digest)
     }
 
     private static func varintLength(_ value: UInt32) -> Int {

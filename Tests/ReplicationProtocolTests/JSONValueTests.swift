@@ -77,5 +77,9 @@ import Testing
         object["b"] = 4
         #expect(object.keys == ["b", "c"])
         #expect(JSONValue.object(object).jsonString == #"{"b":4,"c":3}"#)
+        #expect(object["c"] == 3)
+        let reordered: JSONObject = ["c": 3, "b": 4]
+        #expect(Set([object, reordered]).count == 1)
+        #expect(object != ["b": 4])
     }
 }

@@ -61,6 +61,36 @@ let package = Package(
             ]
         ),
 
+        // Replication sessions over BLIP: the passive peer that Couchbase Lite clients sync with.
+        .target(
+            name: "EdgeReplication",
+            dependencies: [
+                "BLIPConnection",
+                "BLIPCodec",
+                "EdgeStore",
+                "ReplicationProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The sync listener: HTTP/WebSocket upgrade at /<db>/_blipsync with TLS and client authentication.
+        .target(
+            name: "SyncListener",
+            dependencies: [
+                "EdgeReplication",
+                "EdgeIdentity",
+                "EdgeConfig",
+                "EdgeStore",
+                "BLIPConnection",
+                "ReplicationProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
         // Couchbase-style document store on SQLite: revision trees, changes, local docs, blobs.
         .target(
             name: "EdgeStore",
@@ -144,6 +174,22 @@ let package = Package(
             dependencies: ["ReplicationProtocol"]
         ),
         .testTarget(
+            name: "EdgeReplicationTests",
+            dependencies: [
+                "EdgeReplication",
+                "SyncListener",
+                "EdgeStore",
+                "EdgeConfig",
+                "EdgeIdentity",
+                "BLIPConnection",
+                "BLIPCodec",
+                "ReplicationProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
             name: "EdgeStoreTests",
             dependencies: ["EdgeStore", "StoreCrashProbe"]
         ),
@@ -152,7 +198,10 @@ let package = Package(
             dependencies: [
                 "EdgeIdentity",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),

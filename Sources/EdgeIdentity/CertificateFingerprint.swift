@@ -1,0 +1,86 @@
+import Crypto
+
+/// A digest of a certificate's DER encoding, as shown to operators and used for pinning.
+public struct CertificateFingerprint: Hashable, Sendable {
+    public enum Algorithm: String, Hashable, Sendable {
+        case sha1 = "SHA-1"
+        case sha256 = "SHA-256"
+
+        var digestLength: Int {
+            switch self {
+            case .sha1: 20
+            case .sha256: 32
+            }
+        }
+    }
+
+    public let algorithm: Algorithm
+    /// The raw digest bytes.
+    public let bytes: [UInt8]
+
+    /// Computes the fingerprint of a DER-encoded certificate.
+    public init(derBytes: [UInt8], algorithm: Algorithm) {
+        self.algorithm = algorithm
+        switch algorithm {
+        case .sha1:
+            self.bytes = Array(Insecure.SHA1.hash(data: derBytes))
+        case .sha256:
+            self.bytes = Array(SHA256.hash(data: derBytes))
+        }
+    }
+
+    init(algorithm: Algorithm, bytes: [UInt8]) {
+        self.algorithm = algorithm
+        self.bytes = bytes
+    }
+
+    /// Parses a fingerprint written as hex, with or without colons (`AB:CD:…`, `abcd…`), in either case.
+    /// Spaces are tolerated too, because fingerprints are often copied from tools that group bytes with them.
+    public init(hexString: String, algorithm: Algorithm = .sha256) throws(TrustError) {
+        let digits = hexString.filter { $0 != ":" && $0 != " " }
+        guard digits.count == algorithm.digestLength * 2 else {
+            throw TrustError.invalidFingerprint(
+                hexString,
+                reason: "expected \(algorithm.digestLength * 2) hex digits for \(algorithm.rawValue), "
+                    + "found \(digits.count)"
+            )
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(algorithm.digestLength)
+        var index = digits.startIndex
+        while index != digits.endIndex {
+            let next = digits.index(index, offsetBy: 2)
+            guard let byte = UInt8(digits[index..<next], radix: 16) else {
+                throw TrustError.invalidFingerprint(
+                    hexString,
+                    reason: "'\(digits[index..<next])' is not a hex byte"
+                )
+            }
+            bytes.append(byte)
+            index = next
+        }
+        self.algorithm = algorithm
+        self.bytes = bytes
+    }
+
+    /// Uppercase hex bytes separated by colons, as printed by `openssl x509 -fingerprint`: `AB:CD:…`.
+    public var colonHex: String {
+        self.bytes.map { Self.hexByte($0, uppercase: true) }.joined(separator: ":")
+    }
+
+    /// Lowercase hex without separators: `abcd…`.
+    public var hex: String {
+        self.bytes.map { Self.hexByte($0, uppercase: false) }.joined()
+    }
+
+    private static func hexByte(_ byte: UInt8, uppercase: Bool) -> String {
+        let digits = String(byte, radix: 16, uppercase: uppercase)
+        return byte < 0x10 ? "0" + digits : digits
+    }
+}
+
+extension CertificateFingerprint: CustomStringConvertible {
+    public var description: String {
+        "\(self.algorithm.rawValue) \(self.colonHex)"
+    }
+}

@@ -1,1 +1,0 @@
-// Module `EdgeIdentity`: see README's architecture section.

@@ -1,0 +1,1 @@
+// Module `EdgeReplication`: see README's architecture section.

@@ -1,0 +1,59 @@
+/// `norev` (spec §3.8): sent instead of `rev` when a requested revision can't be delivered, so the
+/// puller stops waiting for it and can advance its checkpoint past `sequence`.
+public struct NoRevRequest: ReplicationRequest, Hashable {
+    public static let profile = Profile.norev
+
+    public var docID: String
+    public var revisionID: WireRevisionID
+    public var sequence: JSONValue?
+    /// A numeric status: 404, 410 (obsolete), 500 …
+    public var error: Int?
+    public var reason: String?
+    public var collection: Int?
+
+    public init(
+        docID: String,
+        revisionID: WireRevisionID,
+        sequence: JSONValue?,
+        error: Int? = nil,
+        reason: String? = nil,
+        collection: Int? = nil
+    ) {
+        self.docID = docID
+        self.revisionID = revisionID
+        self.sequence = sequence
+        self.error = error
+        self.reason = reason
+        self.collection = collection
+    }
+
+    /// Sync Gateway talking CBMobile_2 to another SG writes `seq` instead of `sequence`; both are read.
+    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+        try properties.expectProfile(Self.profile)
+        docID = try properties.required("id", in: Self.profile)
+        revisionID = try WireRevisionID(try properties.required("rev", in: Self.profile))
+        if let sequence = try properties.json("sequence", in: Self.profile) {
+            self.sequence = sequence
+        } else {
+            sequence = try properties.json("seq", in: Self.profile)
+        }
+        if let text = properties["error"] {
+            guard let code = Int(text) else {
+                throw .invalidProperty("error", value: text, profile: Self.profile, expected: "a numeric status")
+            }
+            error = code
+        }
+        reason = properties["reason"]
+        collection = try properties.collectionIndex(in: Self.profile)
+    }
+
+    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+        var properties = Self.startProperties(collection: collection)
+        properties.append("id", docID)
+        properties.append("rev", revisionID.description)
+        properties.append("sequence", sequence?.jsonString)
+        properties.append("error", error.map(String.init))
+        properties.append("reason", reason)
+        return (properties, [])
+    }
+}

@@ -1,0 +1,189 @@
+/// One `proposeChanges` row: `[docID, revID, remoteRevID?, bodySize?]` (spec §3.6).
+public struct ProposedChange: Sendable, Hashable {
+    public var docID: String
+    public var revisionID: WireRevisionID
+    /// The revision the sender believes is current on the receiver; `nil` when unknown (`""` on the wire).
+    public var remoteRevisionID: WireRevisionID?
+    public var bodySize: Int?
+
+    public init(
+        docID: String, revisionID: WireRevisionID, remoteRevisionID: WireRevisionID? = nil, bodySize: Int? = nil
+    ) {
+        self.docID = docID
+        self.revisionID = revisionID
+        self.remoteRevisionID = remoteRevisionID
+        self.bodySize = bodySize
+    }
+
+    init(_ value: JSONValue, index: Int) throws(ProtocolError) {
+        let context = "proposeChanges"
+        guard let items = value.arrayValue, (2...4).contains(items.count) else {
+            throw .invalidRow(
+                context: context, index: index, reason: "expected [docID, revID, remoteRevID?, bodySize?]")
+        }
+        guard let docID = items[0].stringValue else {
+            throw .invalidRow(context: context, index: index, reason: "the docID is not a string")
+        }
+        if let problem = DocumentID.problem(docID) {
+            throw .invalidRow(context: context, index: index, reason: problem)
+        }
+        self.docID = docID
+        guard let revText = items[1].stringValue else {
+            throw .invalidRow(context: context, index: index, reason: "the revID is not a string")
+        }
+        revisionID = try WireRevisionID(revText)
+        if items.count >= 3 {
+            switch items[2] {
+            case .null: remoteRevisionID = nil
+            case .string(let text): remoteRevisionID = text.isEmpty ? nil : try WireRevisionID(text)
+            default: throw .invalidRow(context: context, index: index, reason: "the remote revID is not a string")
+            }
+        }
+        if items.count == 4 {
+            guard let size = items[3].intValue, size >= 0 else {
+                throw .invalidRow(context: context, index: index, reason: "the body size is not a non-negative integer")
+            }
+            bodySize = size
+        }
+    }
+
+    /// As LiteCore writes it: four items, `""` for an unknown remote revision (SG requires a string).
+    var json: JSONValue {
+        var items: [JSONValue] = [.string(docID), .string(revisionID.description)]
+        if remoteRevisionID != nil || bodySize != nil {
+            items.append(.string(remoteRevisionID?.description ?? ""))
+        }
+        if let bodySize {
+            items.append(.integer(bodySize))
+        }
+        return .array(items)
+    }
+}
+
+/// `proposeChanges` (spec §3.6): the active pusher asks which revisions the receiver will accept.
+public struct ProposeChangesRequest: ReplicationRequest, Hashable {
+    public static let profile = Profile.proposeChanges
+
+    public var rows: [ProposedChange]
+    /// Ask for `{"status":409,"rev":…}` instead of a bare 409 (LiteCore always sets it).
+    public var conflictIncludesRev: Bool
+    public var collection: Int?
+
+    public init(rows: [ProposedChange], conflictIncludesRev: Bool = true, collection: Int? = nil) {
+        self.rows = rows
+        self.conflictIncludesRev = conflictIncludesRev
+        self.collection = collection
+    }
+
+    /// The "push side caught up" marker CBL sends noReply in continuous mode.
+    public var isCaughtUp: Bool { rows.isEmpty }
+
+    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+        try properties.expectProfile(Self.profile)
+        collection = try properties.collectionIndex(in: Self.profile)
+        conflictIncludesRev = properties.flag("conflictIncludesRev")
+        var rows: [ProposedChange] = []
+        for (index, item) in try MessageBody.list(body, context: "proposeChanges body").enumerated() {
+            rows.append(try ProposedChange(item, index: index))
+        }
+        self.rows = rows
+    }
+
+    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+        var properties = Self.startProperties(collection: collection)
+        properties.append("conflictIncludesRev", conflictIncludesRev, style: .literal)
+        return (properties, JSONValue.array(rows.map(\.json)).serialized)
+    }
+}
+
+/// The reply to `proposeChanges`: per row, whether to send the revision.
+public struct ProposeChangesReply: ReplicationMessage, Hashable {
+    public enum Status: Sendable, Hashable {
+        /// `0`: send it.
+        case accepted
+        /// `304`: the receiver already has it.
+        case alreadyKnown
+        /// `409`: conflict, with the receiver's current revision when `conflictIncludesRev` was asked for.
+        case conflict(currentRevision: WireRevisionID?)
+        /// Any other status, e.g. 500.
+        case failed(Int)
+
+        public var code: Int {
+            switch self {
+            case .accepted: 0
+            case .alreadyKnown: 304
+            case .conflict: 409
+            case .failed(let code): code
+            }
+        }
+
+        init(code: Int, revision: WireRevisionID? = nil) {
+            switch code {
+            case 0: self = .accepted
+            case 304: self = .alreadyKnown
+            case 409: self = .conflict(currentRevision: revision)
+            default: self = .failed(code)
+            }
+        }
+    }
+
+    public var statuses: [Status]
+    public var capabilities: ReceiverCapabilities
+
+    public init(statuses: [Status], capabilities: ReceiverCapabilities = ReceiverCapabilities()) {
+        self.statuses = statuses
+        self.capabilities = capabilities
+    }
+
+    /// The answer for row `index`; missing trailing entries mean "send it", so `[]` accepts everything.
+    public func status(at index: Int) -> Status {
+        statuses.indices.contains(index) ? statuses[index] : .accepted
+    }
+
+    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+        capabilities = try ReceiverCapabilities(properties: properties)
+        let context = "proposeChanges reply"
+        var statuses: [Status] = []
+        for (index, item) in try MessageBody.list(body, context: context).enumerated() {
+            switch item {
+            case .null:
+                statuses.append(.accepted)
+            case .number(let number):
+                guard let code = number.intValue else {
+                    throw .invalidRow(context: context, index: index, reason: "\(number) is not an integer status")
+                }
+                statuses.append(Status(code: code))
+            case .object(let object):
+                guard let code = object["status"]?.intValue else {
+                    throw .invalidRow(context: context, index: index, reason: "the object has no integer 'status'")
+                }
+                var revision: WireRevisionID?
+                if let value = object["rev"] {
+                    guard let text = value.stringValue else {
+                        throw .invalidRow(context: context, index: index, reason: "'rev' is not a string")
+                    }
+                    revision = try WireRevisionID(text)
+                }
+                statuses.append(Status(code: code, revision: revision))
+            default:
+                throw .invalidRow(
+                    context: context, index: index, reason: "expected a status or an object, got \(item.typeName)")
+            }
+        }
+        self.statuses = statuses
+    }
+
+    /// Trailing zeros are left out; a conflict naming a revision is written as `{"status":409,"rev":…}`.
+    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+        var items: [JSONValue] = statuses.map { status in
+            if case .conflict(let revision?) = status {
+                return ["status": .integer(409), "rev": .string(revision.description)]
+            }
+            return .integer(status.code)
+        }
+        while items.last == .integer(0) {
+            items.removeLast()
+        }
+        return (capabilities.properties, JSONValue.array(items).serialized)
+    }
+}

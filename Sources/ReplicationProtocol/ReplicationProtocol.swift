@@ -1,1 +1,0 @@
-// Module `ReplicationProtocol`: see README's architecture section.

@@ -1,0 +1,1 @@
+// Module `SyncListener`: see README's architecture section.

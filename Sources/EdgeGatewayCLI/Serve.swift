@@ -1,5 +1,6 @@
 import ArgumentParser
 import EdgeGatewayApp
+import Hummingbird
 import Logging
 import ServiceLifecycle
 

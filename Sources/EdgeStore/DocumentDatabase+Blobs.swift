@@ -10,7 +10,7 @@ extension DocumentDatabase {
     /// Returns the number of blobs deleted.
     @discardableResult
     public func collectGarbageBlobs(gracePeriod: Duration = .seconds(3600)) async throws -> Int {
-        let cutoff = Date(timeIntervalSinceNow: -Double(gracePeriod.components.seconds))
+        let cutoff = Date(timeIntervalSinceNow: -gracePeriod.timeInterval)
         return try await write { db in
             let referenced = Set(try String.fetchAll(db, sql: "SELECT DISTINCT digest FROM revision_blobs"))
             var removed = 0
@@ -35,14 +35,14 @@ extension DocumentDatabase {
         }
     }
 
-    /// Drops non-leaf revision bodies that have outlived the body-retention policy's `maxAge`
-    /// (distance limits are applied on every write already). Returns the number of bodies dropped.
+    /// Drops non-leaf revision bodies that have outlived the body-retention policy's `maxAge` as of
+    /// `date` (distance limits are applied on every write already). Returns the number dropped.
     @discardableResult
-    public func dropExpiredRevisionBodies() async throws -> Int {
+    public func dropExpiredRevisionBodies(asOf date: Date = Date()) async throws -> Int {
         guard let maxAge = configuration.bodyRetention.maxAge else { return 0 }
-        let cutoff = Date().timeIntervalSince1970 - Double(maxAge.components.seconds)
+        let cutoff = date.timeIntervalSince1970 - maxAge.timeInterval
         return try await write { db in
-            let storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            let storage = DocumentRevisionStorage(db: db, configuration: self.configuration, now: date)
             let docRows = try Int64.fetchAll(
                 db, sql: "SELECT DISTINCT doc_row FROM revisions WHERE body IS NOT NULL AND stored_at < ?",
                 arguments: [cutoff])

@@ -26,10 +26,10 @@ struct DocumentRevisionStorage {
     let now: Double
     private var lastSequence: Int64?
 
-    init(db: GRDB.Database, configuration: StoreConfiguration) {
+    init(db: GRDB.Database, configuration: StoreConfiguration, now: Date = Date()) {
         self.db = db
         self.configuration = configuration
-        self.now = Date().timeIntervalSince1970
+        self.now = now.timeIntervalSince1970
     }
 
     // MARK: - Reading

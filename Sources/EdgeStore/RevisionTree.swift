@@ -108,7 +108,7 @@ struct RevisionTree: Sendable {
                 distance += 1
             }
         }
-        let maxAgeSeconds = retention.maxAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18 }
+        let maxAgeSeconds = retention.maxAge?.timeInterval
         return distanceFromLeaf.compactMap { revID, distance in
             guard let node = nodes[revID], node.hasBody else { return nil }
             if let maxDistance = retention.maxAncestorDistance, distance > maxDistance { return revID }

@@ -28,3 +28,10 @@ public struct RevisionBodyRetention: Sendable, Equatable {
         self.maxAge = maxAge
     }
 }
+
+extension Duration {
+    /// The duration in seconds, with sub-second precision.
+    var timeInterval: Double {
+        Double(components.seconds) + Double(components.attoseconds) * 1e-18
+    }
+}

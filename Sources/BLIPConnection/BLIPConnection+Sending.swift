@@ -51,8 +51,16 @@ extension BLIPConnection {
         }
     }
 
+    /// Messages queued before `run` starts go out once it does.
+    private var acceptsMessages: Bool {
+        switch state {
+        case .idle, .running: true
+        case .closing, .closed: false
+        }
+    }
+
     private func enqueue(_ message: BLIPMessage) throws -> UInt64 {
-        guard case .running = state else {
+        guard acceptsMessages else {
             throw closeReasonForSending
         }
         do {
@@ -73,11 +81,10 @@ extension BLIPConnection {
     }
 
     private func waitForQueueSpace() async throws {
-        while outbox.pendingBytes >= configuration.maxQueuedBytes {
-            guard case .running = state else { break }
+        while outbox.pendingBytes >= configuration.maxQueuedBytes && acceptsMessages {
             try await withCheckedThrowingContinuation { queueSpaceWaiters.append($0) }
         }
-        guard case .running = state else {
+        guard acceptsMessages else {
             throw closeReasonForSending
         }
     }

@@ -8,7 +8,10 @@ public struct BLIPDataFrame: Sendable, Hashable {
     /// The bytes after the frame header as sent, checksum included: what flow control counts (spec §2.9).
     public var flowControlLength: Int
 
-    public init(number: UInt64, type: BLIPFrameType, flags: BLIPFrameFlags, payload: [UInt8], flowControlLength: Int) {
+    public init(
+        number: UInt64, type: BLIPFrameType, flags: BLIPFrameFlags, payload: [UInt8],
+        flowControlLength: Int
+    ) {
         self.number = number
         self.type = type
         self.flags = flags
@@ -64,13 +67,15 @@ struct BLIPFrameHeader {
         do {
             number = try Varint.read(from: frame, at: &index)
         } catch {
-            throw error == .truncated ? .truncatedFrame(length: frame.count) : .badVarint(field: "message number", error)
+            throw error == .truncated
+                ? .truncatedFrame(length: frame.count) : .badVarint(field: "message number", error)
         }
         let rawFlags: UInt64
         do {
             rawFlags = try Varint.read(from: frame, at: &index)
         } catch {
-            throw error == .truncated ? .truncatedFrame(length: frame.count) : .badVarint(field: "frame flags", error)
+            throw error == .truncated
+                ? .truncatedFrame(length: frame.count) : .badVarint(field: "frame flags", error)
         }
         // Bit 0x80 is reserved; unknown bits are ignored (spec §2.3), but nothing beyond a byte is defined.
         guard rawFlags <= 0xFF else {
@@ -81,6 +86,8 @@ struct BLIPFrameHeader {
             throw .unknownFrameType(typeBits)
         }
         self.type = type
-        flags = BLIPFrameFlags(rawValue: UInt8(rawFlags)).intersection([.compressed, .urgent, .noReply, .moreComing])
+        flags = BLIPFrameFlags(rawValue: UInt8(rawFlags)).intersection([
+            .compressed, .urgent, .noReply, .moreComing,
+        ])
     }
 }

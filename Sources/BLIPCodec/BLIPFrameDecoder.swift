@@ -84,7 +84,8 @@ public final class BLIPFrameDecoder {
         do {
             byteCount = try Varint.read(from: frame, at: &index)
         } catch {
-            throw error == .truncated ? .truncatedFrame(length: frame.count) : .badVarint(field: "ACK byte count", error)
+            throw error == .truncated
+                ? .truncatedFrame(length: frame.count) : .badVarint(field: "ACK byte count", error)
         }
         guard index == frame.endIndex else {
             throw .trailingBytesInAck(count: frame.endIndex - index)

@@ -46,7 +46,9 @@ public final class BLIPFrameEncoder {
             flags.insert(.compressed)
         }
         var frame: [UInt8] = []
-        frame.reserveCapacity(Self.headerLength(number: number) + Deflater.maxCompressedLength(forInputLength: chunk.count) + 4)
+        frame.reserveCapacity(
+            Self.headerLength(number: number) + Deflater.maxCompressedLength(forInputLength: chunk.count)
+                + 4)
         Varint.append(number, to: &frame)
         frame.append(flags.byte(for: type))
         if let deflater {

@@ -12,7 +12,8 @@ public struct BLIPErrorReply: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// The reply to a request whose profile has no handler.
-    public static let noHandler = BLIPErrorReply(domain: "BLIP", code: 404, message: "no handler for message")
+    public static let noHandler = BLIPErrorReply(
+        domain: "BLIP", code: 404, message: "no handler for message")
 
     public var description: String {
         message.isEmpty ? "\(domain)/\(code)" : "\(domain)/\(code): \(message)"

@@ -62,7 +62,8 @@ public struct BLIPProperties: Sendable, Hashable, ExpressibleByDictionaryLiteral
         while start < block.endIndex {
             let end = block[start...].firstIndex(of: 0)!
             guard let string = String(validating: block[start..<end], as: UTF8.self) else {
-                throw .malformedProperties("string at offset \(start - block.startIndex) is not valid UTF-8")
+                throw .malformedProperties(
+                    "string at offset \(start - block.startIndex) is not valid UTF-8")
             }
             strings.append(string)
             start = end + 1

@@ -76,7 +76,8 @@ public final class Inflater {
         limit: Int
     ) throws(BLIPProtocolError) {
         guard let base = input.baseAddress, !input.isEmpty else { return }
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.next_in = UnsafeMutablePointer(
+            mutating: base.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
         defer {
             stream.pointee.next_in = nil

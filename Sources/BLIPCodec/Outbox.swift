@@ -108,7 +108,8 @@ public struct Outbox {
             ready.append(message)
             return
         }
-        var position = ready.urgentCount == 0 ? 0 : (ready.lastPosition(where: \.isUrgent).map { $0 + 1 } ?? 0)
+        var position =
+            ready.urgentCount == 0 ? 0 : (ready.lastPosition(where: \.isUrgent).map { $0 + 1 } ?? 0)
         if position < ready.count {
             position += 1
         }

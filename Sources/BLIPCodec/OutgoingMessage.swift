@@ -32,7 +32,8 @@ struct OutgoingMessage {
 
     /// Encodes the next frame, of at most about `frameSize` bytes on the wire.
     mutating func nextFrame(encoder: BLIPFrameEncoder, frameSize: Int) -> [UInt8] {
-        let chunkLength = encoder.maxChunkLength(frameSize: frameSize, number: number, compress: compress)
+        let chunkLength = encoder.maxChunkLength(
+            frameSize: frameSize, number: number, compress: compress)
         let end = offset + min(chunkLength, payload.count - offset)
         var frameFlags = flags
         if end < payload.count {

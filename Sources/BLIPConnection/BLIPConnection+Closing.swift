@@ -19,7 +19,8 @@ extension BLIPConnection {
             metadata: ["blip.error": "\(error)", "ws.close_code": "\(error.closeCode)"]
         )
         finish(error)
-        try? await outbound?.close(error.closeCode.webSocketErrorCode, reason: Self.closeReasonText(error.description))
+        try? await outbound?.close(
+            error.closeCode.webSocketErrorCode, reason: Self.closeReasonText(error.description))
     }
 
     /// Marks the connection closed and releases everyone waiting on it.

@@ -43,10 +43,12 @@ extension BLIPConnection {
                     "BLIP handler threw",
                     metadata: ["blip.profile": "\(request.profile ?? "")", "blip.error": "\(error)"]
                 )
-                reply = request.errorReply(BLIPErrorReply(domain: "BLIP", code: 501, message: "handler failed"))
+                reply = request.errorReply(
+                    BLIPErrorReply(domain: "BLIP", code: 501, message: "handler failed"))
             }
         } else {
-            logger.debug("no handler for BLIP request", metadata: ["blip.profile": "\(request.profile ?? "")"])
+            logger.debug(
+                "no handler for BLIP request", metadata: ["blip.profile": "\(request.profile ?? "")"])
             reply = request.errorReply(.noHandler)
         }
         guard !request.isNoReply else { return }

@@ -15,7 +15,8 @@ extension BLIPConnection {
             return true
         } catch .unknownFrameType(let type) {
             // LiteCore ignores frames of undefined types (spec §2.11); the decoder state is untouched.
-            logger.warning("ignoring BLIP frame of unknown type", metadata: ["blip.frame_type": "\(type)"])
+            logger.warning(
+                "ignoring BLIP frame of unknown type", metadata: ["blip.frame_type": "\(type)"])
             return true
         } catch {
             await fail(.protocolViolation(error))

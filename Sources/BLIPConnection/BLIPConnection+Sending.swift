@@ -45,9 +45,12 @@ extension BLIPConnection {
         do {
             _ = try enqueue(reply)
         } catch {
-            logger.error("cannot encode reply, sending an error instead", metadata: ["blip.error": "\(error)"])
+            logger.error(
+                "cannot encode reply, sending an error instead", metadata: ["blip.error": "\(error)"])
             let request = BLIPMessage(kind: .request, number: reply.number, isUrgent: reply.isUrgent)
-            _ = try? enqueue(request.errorReply(BLIPErrorReply(domain: "BLIP", code: 500, message: "reply could not be encoded")))
+            _ = try? enqueue(
+                request.errorReply(
+                    BLIPErrorReply(domain: "BLIP", code: 500, message: "reply could not be encoded")))
         }
     }
 

@@ -30,6 +30,10 @@ public enum BLIPConnectionError: Error, Sendable, Hashable, CustomStringConverti
     }
 
     /// The close code that reports this failure to the peer.
+    ///
+    /// Protocol violations use 1002 (RFC 6455's protocol error). LiteCore itself closes with 1011 on a CRC
+    /// mismatch (spec §2.6); Couchbase Lite treats both as permanent errors, so the difference only shows
+    /// in logs.
     var closeCode: WebSocketCloseCode {
         switch self {
         case .protocolViolation, .textMessageReceived: .protocolError

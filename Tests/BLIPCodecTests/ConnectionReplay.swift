@@ -54,7 +54,9 @@ struct ConnectionReplay {
     }
 
     /// The request in `direction` that a reply travelling the other way answers.
-    func request(answeredBy reply: BLIPMessage, travelling direction: Fixture.Direction) -> BLIPMessage? {
+    func request(answeredBy reply: BLIPMessage, travelling direction: Fixture.Direction)
+        -> BLIPMessage?
+    {
         self[direction.opposite].messages.first { $0.kind == .request && $0.number == reply.number }
     }
 }

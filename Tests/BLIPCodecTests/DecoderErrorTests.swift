@@ -20,16 +20,24 @@ struct DecoderErrorTests {
         #expect(throws: BLIPProtocolError.emptyFrame) { try decoder.decode([]) }
         #expect(throws: BLIPProtocolError.truncatedFrame(length: 1)) { try decoder.decode([0x80]) }
         #expect(throws: BLIPProtocolError.truncatedFrame(length: 1)) { try decoder.decode([0x01]) }
-        #expect(throws: BLIPProtocolError.truncatedFrame(length: 5)) { try decoder.decode([0x01, 0x00, 0x00, 0x00, 0x00]) }
+        #expect(throws: BLIPProtocolError.truncatedFrame(length: 5)) {
+            try decoder.decode([0x01, 0x00, 0x00, 0x00, 0x00])
+        }
         #expect(throws: BLIPProtocolError.badVarint(field: "message number", .overlong)) {
             try decoder.decode([0x81, 0x00, 0x00])
         }
         #expect(throws: BLIPProtocolError.badVarint(field: "message number", .overflow)) {
             try decoder.decode(Array(repeating: 0xFF, count: 11))
         }
-        #expect(throws: BLIPProtocolError.invalidFlags(0x100)) { try decoder.decode([0x01, 0x80, 0x02, 0, 0, 0, 0]) }
-        #expect(throws: BLIPProtocolError.truncatedFrame(length: 2)) { try decoder.decode([0x01, 0x34]) }
-        #expect(throws: BLIPProtocolError.trailingBytesInAck(count: 1)) { try decoder.decode([0x01, 0x34, 0x05, 0x00]) }
+        #expect(throws: BLIPProtocolError.invalidFlags(0x100)) {
+            try decoder.decode([0x01, 0x80, 0x02, 0, 0, 0, 0])
+        }
+        #expect(throws: BLIPProtocolError.truncatedFrame(length: 2)) {
+            try decoder.decode([0x01, 0x34])
+        }
+        #expect(throws: BLIPProtocolError.trailingBytesInAck(count: 1)) {
+            try decoder.decode([0x01, 0x34, 0x05, 0x00])
+        }
         #expect(throws: BLIPProtocolError.badVarint(field: "ACK byte count", .overlong)) {
             try decoder.decode([0x01, 0x35, 0x85, 0x00])
         }
@@ -38,8 +46,12 @@ struct DecoderErrorTests {
     @Test("an unknown frame type leaves the decoder's state intact")
     func unknownType() throws {
         let decoder = try BLIPFrameDecoder()
-        #expect(throws: BLIPProtocolError.unknownFrameType(3)) { try decoder.decode([0x01, 0x03, 0x00, 0, 0, 0, 0]) }
-        #expect(throws: BLIPProtocolError.unknownFrameType(7)) { try decoder.decode([0x01, 0x7F, 0x00]) }
+        #expect(throws: BLIPProtocolError.unknownFrameType(3)) {
+            try decoder.decode([0x01, 0x03, 0x00, 0, 0, 0, 0])
+        }
+        #expect(throws: BLIPProtocolError.unknownFrameType(7)) {
+            try decoder.decode([0x01, 0x7F, 0x00])
+        }
         let frame = try Self.frame(payload: [0x00])
         #expect(throws: Never.self) { try decoder.decode(frame) }
     }
@@ -71,12 +83,17 @@ struct DecoderErrorTests {
     func deflateBomb() throws {
         let encoder = try BLIPFrameEncoder()
         let zeros = [UInt8](repeating: 0, count: 5_000_000)
-        let frame = encoder.encodeFrame(number: 1, type: .request, flags: [], chunk: zeros[...], compress: true)
+        let frame = encoder.encodeFrame(
+            number: 1, type: .request, flags: [], chunk: zeros[...], compress: true)
         #expect(frame.count < 10_000)
         let decoder = try BLIPFrameDecoder(maxInflatedFrameSize: 1 << 20)
-        #expect(throws: BLIPProtocolError.inflatedFrameTooLarge(limit: 1 << 20)) { try decoder.decode(frame) }
+        #expect(throws: BLIPProtocolError.inflatedFrameTooLarge(limit: 1 << 20)) {
+            try decoder.decode(frame)
+        }
         // The same frame under a cap it fits.
-        #expect(throws: Never.self) { try BLIPFrameDecoder(maxInflatedFrameSize: 5_000_000).decode(frame) }
+        #expect(throws: Never.self) {
+            try BLIPFrameDecoder(maxInflatedFrameSize: 5_000_000).decode(frame)
+        }
     }
 
     @Test("frame size limit and disabled compression")
@@ -93,8 +110,12 @@ struct DecoderErrorTests {
 
 @Suite("Message assembler")
 struct MessageAssemblerTests {
-    static func data(_ number: UInt64, _ type: BLIPFrameType, _ flags: BLIPFrameFlags = [], payload: [UInt8] = [0]) -> BLIPDataFrame {
-        BLIPDataFrame(number: number, type: type, flags: flags, payload: payload, flowControlLength: payload.count + 4)
+    static func data(
+        _ number: UInt64, _ type: BLIPFrameType, _ flags: BLIPFrameFlags = [], payload: [UInt8] = [0]
+    ) -> BLIPDataFrame {
+        BLIPDataFrame(
+            number: number, type: type, flags: flags, payload: payload,
+            flowControlLength: payload.count + 4)
     }
 
     @Test("request numbers must follow each other")
@@ -117,12 +138,16 @@ struct MessageAssemblerTests {
     @Test("replies must answer a request that awaits one, once")
     func replies() throws {
         var assembler = MessageAssembler()
-        #expect(throws: BLIPProtocolError.unexpectedReply(number: 1)) { try assembler.receive(Self.data(1, .reply)) }
+        #expect(throws: BLIPProtocolError.unexpectedReply(number: 1)) {
+            try assembler.receive(Self.data(1, .reply))
+        }
         assembler.expectReply(to: 1)
         assembler.expectReply(to: 2)
         #expect(assembler.pendingReplyCount == 2)
         #expect(try assembler.receive(Self.data(2, .error)).message?.kind == .error)
-        #expect(throws: BLIPProtocolError.unexpectedReply(number: 2)) { try assembler.receive(Self.data(2, .reply)) }
+        #expect(throws: BLIPProtocolError.unexpectedReply(number: 2)) {
+            try assembler.receive(Self.data(2, .reply))
+        }
         #expect(try assembler.receive(Self.data(1, .reply, .moreComing)).message == nil)
         #expect(assembler.pendingReplyCount == 1)
         #expect(try assembler.receive(Self.data(1, .reply)).message?.kind == .reply)
@@ -151,17 +176,20 @@ struct MessageAssemblerTests {
                 acks.append(ack)
             }
         }
-        #expect(acks == [
-            BLIPAckFrame(number: 1, type: .ackRequest, byteCount: 65_508),
-            BLIPAckFrame(number: 1, type: .ackRequest, byteCount: 131_016),
-        ])
+        #expect(
+            acks == [
+                BLIPAckFrame(number: 1, type: .ackRequest, byteCount: 65_508),
+                BLIPAckFrame(number: 1, type: .ackRequest, byteCount: 131_016),
+            ])
         #expect(try assembler.receive(Self.data(1, .request, payload: chunk)).ack == nil)
     }
 
     @Test("malformed properties")
     func properties() throws {
         var assembler = MessageAssembler()
-        #expect(throws: BLIPProtocolError.malformedProperties("length 5 exceeds the 1 bytes of the message")) {
+        #expect(
+            throws: BLIPProtocolError.malformedProperties("length 5 exceeds the 1 bytes of the message")
+        ) {
             try assembler.receive(Self.data(1, .request, payload: [5, 0x41]))
         }
         #expect(throws: BLIPProtocolError.malformedProperties("block does not end with NUL")) {

@@ -47,7 +47,8 @@ struct Fixture: @unchecked Sendable {
 
     init(named fileName: String) throws {
         name = fileName
-        let text = try String(contentsOf: Self.directory.appendingPathComponent(fileName), encoding: .utf8)
+        let text = try String(
+            contentsOf: Self.directory.appendingPathComponent(fileName), encoding: .utf8)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: true).makeIterator()
         guard let first = lines.next(),
             let header = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any]
@@ -79,7 +80,8 @@ struct Fixture: @unchecked Sendable {
                 )
             case "http_request", "http_response":
                 httpMessages.append(
-                    HTTPMessage(conn: object["conn"] as! Int, direction: direction!, text: object["text"] as! String)
+                    HTTPMessage(
+                        conn: object["conn"] as! Int, direction: direction!, text: object["text"] as! String)
                 )
             default:
                 throw FixtureError.malformed(fileName, "unexpected kind \(kind)")

@@ -11,11 +11,15 @@ struct FixtureContentTests {
 
     @Test("push-oneshot: getCheckpoint 404, proposeChanges, three revs, setCheckpoint")
     func pushOneShot() throws {
-        let replay = try ConnectionReplay(fixture: try FixtureCache.named("push-oneshot.jsonl"), conn: 0)
+        let replay = try ConnectionReplay(
+            fixture: try FixtureCache.named("push-oneshot.jsonl"), conn: 0)
         let active = replay[.activeToPassive].messages
         let passive = replay[.passiveToActive].messages
 
-        #expect(active.map(\.profile) == ["getCheckpoint", "proposeChanges", "rev", "rev", "rev", "setCheckpoint"])
+        #expect(
+            active.map(\.profile) == [
+                "getCheckpoint", "proposeChanges", "rev", "rev", "rev", "setCheckpoint",
+            ])
         #expect(active.map(\.number) == [1, 2, 3, 4, 5, 6])
         let getCheckpoint = active[0]
         #expect(getCheckpoint.properties.pairs.map(\.key) == ["Profile", "client"])
@@ -46,7 +50,9 @@ struct FixtureContentTests {
             #expect(body["type"] != nil)
         }
         let emptyReplies = passive.filter { (3...5).contains($0.number) }
-        #expect(emptyReplies.count == 3 && emptyReplies.allSatisfy { $0.body.isEmpty && $0.properties.isEmpty })
+        #expect(
+            emptyReplies.count == 3
+                && emptyReplies.allSatisfy { $0.body.isEmpty && $0.properties.isEmpty })
 
         let setCheckpoint = active[5]
         #expect(setCheckpoint.properties["rev"] == "")
@@ -57,13 +63,18 @@ struct FixtureContentTests {
 
     @Test("pull-tombstone: the tombstone's deleted flag is the integer 1")
     func pullTombstone() throws {
-        let replay = try ConnectionReplay(fixture: try FixtureCache.named("pull-tombstone.jsonl"), conn: 1)
+        let replay = try ConnectionReplay(
+            fixture: try FixtureCache.named("pull-tombstone.jsonl"), conn: 1)
         let changes = try #require(replay[.passiveToActive].messages.first { $0.profile == "changes" })
         let rows = try #require(try json(changes) as? [[Any]])
         #expect(rows.count == 5)
         #expect(rows.map { $0[3] as? Int } == [0, 0, 0, 0, 1])
-        let tombstoneRev = try #require(replay[.passiveToActive].messages.first { $0.properties["deleted"] == "1" })
-        #expect(tombstoneRev.properties.pairs.map(\.key) == ["Profile", "id", "rev", "sequence", "deleted", "history"])
+        let tombstoneRev = try #require(
+            replay[.passiveToActive].messages.first { $0.properties["deleted"] == "1" })
+        #expect(
+            tombstoneRev.properties.pairs.map(\.key) == [
+                "Profile", "id", "rev", "sequence", "deleted", "history",
+            ])
         #expect(tombstoneRev.body == Array("{}".utf8))
     }
 
@@ -71,7 +82,8 @@ struct FixtureContentTests {
     func delta() throws {
         let fixture = try FixtureCache.named("delta.jsonl")
         let first = try ConnectionReplay(fixture: fixture, conn: 0)
-        let bigRev = try #require(first[.activeToPassive].dataFrames.first { $0.frame.payload.count == 12_729 })
+        let bigRev = try #require(
+            first[.activeToPassive].dataFrames.first { $0.frame.payload.count == 12_729 })
         #expect(bigRev.decoded.payload.count == 20_211)
 
         for conn in [2, 3] {
@@ -92,25 +104,32 @@ struct FixtureContentTests {
         #expect(getCollections.properties.pairs.count == 1)
         let request = try #require(try json(getCollections) as? [String: Any])
         #expect(request["collections"] as? [String] == ["store.inventory", "store.orders"])
-        let reply = try #require(replay[.passiveToActive].messages.first { $0.kind == .reply && $0.number == 1 })
+        let reply = try #require(
+            replay[.passiveToActive].messages.first { $0.kind == .reply && $0.number == 1 })
         #expect(reply.body == Array("[{},{}]".utf8))
         let requests = (active + replay[.passiveToActive].messages).filter { $0.kind == .request }
         for message in requests where message.profile != "getCollections" {
-            #expect(message.properties.pairs.dropFirst().first?.key == "collection", "\(message.properties)")
+            #expect(
+                message.properties.pairs.dropFirst().first?.key == "collection", "\(message.properties)")
         }
     }
 
     @Test("blob-2mb: a 129-frame reply under flow control, reassembled intact")
     func largeBlob() throws {
         let replay = try ConnectionReplay(fixture: try FixtureCache.named("blob-2mb.jsonl"), conn: 0)
-        let getAttachment = try #require(replay[.passiveToActive].messages.first { $0.profile == "getAttachment" })
+        let getAttachment = try #require(
+            replay[.passiveToActive].messages.first { $0.profile == "getAttachment" })
         #expect(getAttachment.properties["compress"] == "true")
         let blob = try #require(
-            replay[.activeToPassive].messages.first { $0.kind == .reply && $0.number == getAttachment.number }
+            replay[.activeToPassive].messages.first {
+                $0.kind == .reply && $0.number == getAttachment.number
+            }
         )
         #expect(blob.body.count == 2_097_152)
         #expect(blob.properties.isEmpty)
-        let frames = replay[.activeToPassive].dataFrames.filter { $0.decoded.number == getAttachment.number && $0.decoded.type == .reply }
+        let frames = replay[.activeToPassive].dataFrames.filter {
+            $0.decoded.number == getAttachment.number && $0.decoded.type == .reply
+        }
         #expect(frames.count == 129)
         #expect(frames.reduce(0) { $0 + $1.decoded.flowControlLength } == 2_099_844)
         let acks = replay[.passiveToActive].acksReceived
@@ -119,23 +138,28 @@ struct FixtureContentTests {
         #expect(acks.allSatisfy { $0.type == .ackReply && $0.number == 1 })
     }
 
-    @Test("compressed frames need the long-lived inflater", arguments: [
-        ("push-oneshot.jsonl", 3), ("pull-oneshot.jsonl", 3), ("pushpull-continuous.jsonl", 10),
-        ("update-delete.jsonl", 5), ("blob.jsonl", 2), ("conflict.jsonl", 7), ("bulk-500.jsonl", 504),
-        ("auth-fail.jsonl", 1), ("delta.jsonl", 4), ("pull-tombstone.jsonl", 11), ("collections.jsonl", 17),
-        ("blob-2mb.jsonl", 2),
-    ])
+    @Test(
+        "compressed frames need the long-lived inflater",
+        arguments: [
+            ("push-oneshot.jsonl", 3), ("pull-oneshot.jsonl", 3), ("pushpull-continuous.jsonl", 10),
+            ("update-delete.jsonl", 5), ("blob.jsonl", 2), ("conflict.jsonl", 7), ("bulk-500.jsonl", 504),
+            ("auth-fail.jsonl", 1), ("delta.jsonl", 4), ("pull-tombstone.jsonl", 11),
+            ("collections.jsonl", 17),
+            ("blob-2mb.jsonl", 2),
+        ])
     func freshInflaterPerFrameFails(fileName: String, expectedFailures: Int) throws {
         let fixture = try FixtureCache.named(fileName)
         var failures = 0
-        for frame in fixture.frames where frame.opcode == 2 && frame.toolDecode["compressed"] as? Bool == true {
+        for frame in fixture.frames
+        where frame.opcode == 2 && frame.toolDecode["compressed"] as? Bool == true {
             var index = frame.payload.startIndex
             _ = try Varint.read(from: frame.payload, at: &index)
             _ = try Varint.read(from: frame.payload, at: &index)
             let inflater = try Inflater()
             var output: [UInt8] = []
             do {
-                try inflater.inflate(frame.payload[index..<(frame.payload.endIndex - 4)], appendingTo: &output, limit: 1 << 22)
+                try inflater.inflate(
+                    frame.payload[index..<(frame.payload.endIndex - 4)], appendingTo: &output, limit: 1 << 22)
             } catch {
                 failures += 1
             }

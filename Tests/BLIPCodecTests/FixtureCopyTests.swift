@@ -14,7 +14,9 @@ struct FixtureCopyTests {
         URL(fileURLWithPath: "/work/shared/fixtures/cbl-3.2.4"),
     ].first { FileManager.default.fileExists(atPath: $0.path) }
 
-    @Test("copied fixtures are byte-identical to the shared ones", .enabled(if: sharedFixtures != nil, "shared fixtures not present"))
+    @Test(
+        "copied fixtures are byte-identical to the shared ones",
+        .enabled(if: sharedFixtures != nil, "shared fixtures not present"))
     func identicalToShared() throws {
         let shared = try #require(Self.sharedFixtures)
         let names = try FileManager.default.contentsOfDirectory(atPath: shared.path).sorted()

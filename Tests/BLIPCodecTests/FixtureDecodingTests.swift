@@ -8,7 +8,9 @@ struct FixtureDecodingTests {
     static let expectedProfiles: [String: Set<String>] = [
         "push-oneshot.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
         "pull-oneshot.jsonl": ["getCheckpoint", "subChanges", "changes", "rev", "setCheckpoint"],
-        "pushpull-continuous.jsonl": ["getCheckpoint", "proposeChanges", "subChanges", "changes", "rev", "setCheckpoint"],
+        "pushpull-continuous.jsonl": [
+            "getCheckpoint", "proposeChanges", "subChanges", "changes", "rev", "setCheckpoint",
+        ],
         "update-delete.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
         "blob.jsonl": ["proposeChanges", "rev", "getAttachment", "subChanges", "changes"],
         "conflict.jsonl": ["proposeChanges", "subChanges", "changes", "rev"],
@@ -16,7 +18,9 @@ struct FixtureDecodingTests {
         "auth-fail.jsonl": ["subChanges", "changes", "rev"],
         "delta.jsonl": ["proposeChanges", "changes", "rev"],
         "pull-tombstone.jsonl": ["subChanges", "changes", "rev", "setCheckpoint"],
-        "collections.jsonl": ["getCollections", "subChanges", "proposeChanges", "changes", "rev", "setCheckpoint"],
+        "collections.jsonl": [
+            "getCollections", "subChanges", "proposeChanges", "changes", "rev", "setCheckpoint",
+        ],
         "blob-2mb.jsonl": ["proposeChanges", "rev", "getAttachment"],
     ]
 
@@ -25,7 +29,9 @@ struct FixtureDecodingTests {
         #expect(Set(Fixture.fileNames) == Set(Self.expectedProfiles.keys))
     }
 
-    @Test("every frame decodes, CRCs match, and messages match the header and the capture tool", arguments: Fixture.fileNames)
+    @Test(
+        "every frame decodes, CRCs match, and messages match the header and the capture tool",
+        arguments: Fixture.fileNames)
     func decodesEveryFrame(fileName: String) throws {
         let fixture = try FixtureCache.named(fileName)
         var profiles: Set<String> = []
@@ -37,7 +43,9 @@ struct FixtureDecodingTests {
             for direction in Fixture.Direction.allCases {
                 let result = replay[direction]
                 let complete = try #require(connection["messages_complete"] as? [String: Int])
-                #expect(result.messages.count == complete[direction.rawValue], "\(fileName) conn \(conn) \(direction)")
+                #expect(
+                    result.messages.count == complete[direction.rawValue],
+                    "\(fileName) conn \(conn) \(direction)")
                 let acks = try #require(connection["ack_frames"] as? [String: Int])
                 #expect(result.acksReceived.count == acks[direction.rawValue])
                 let compressed = try #require(connection["compressed_frames"] as? [String: Int])
@@ -56,7 +64,8 @@ struct FixtureDecodingTests {
                 }
             }
         }
-        #expect(connectionsReplayed == fixture.connections.filter { $0["http_status"] as? Int == 101 }.count)
+        #expect(
+            connectionsReplayed == fixture.connections.filter { $0["http_status"] as? Int == 101 }.count)
         #expect(connectionsReplayed > 0)
         let expected = try #require(Self.expectedProfiles[fileName])
         #expect(expected.isSubset(of: profiles), "profiles seen: \(profiles.sorted())")
@@ -79,7 +88,9 @@ struct FixtureDecodingTests {
                 decodingPayload: decoded.payload[...]
             )
             let toolProperties = frame.toolDecode["properties"] as? [String: String] ?? [:]
-            #expect(Dictionary(uniqueKeysWithValues: message.properties.pairs.map { ($0.key, $0.value) }) == toolProperties)
+            #expect(
+                Dictionary(uniqueKeysWithValues: message.properties.pairs.map { ($0.key, $0.value) })
+                    == toolProperties)
             if let text = frame.toolDecode["body_text"] as? String {
                 #expect(message.body == Array(text.utf8))
             } else if let length = frame.toolDecode["body_binary_len"] as? Int {
@@ -101,7 +112,8 @@ struct FixtureDecodingTests {
             let request = try #require(replay.request(answeredBy: message, travelling: direction))
             guard request.profile != "getAttachment" else { return }
         }
-        let json = try JSONSerialization.jsonObject(with: Data(message.body), options: [.fragmentsAllowed])
+        let json = try JSONSerialization.jsonObject(
+            with: Data(message.body), options: [.fragmentsAllowed])
         switch message.profile {
         case "changes", "proposeChanges":
             let rows = try #require(json as? [Any])

@@ -3,7 +3,9 @@ import Testing
 
 @Suite("Re-encoding the transcripts")
 struct FixtureReencodingTests {
-    @Test("uncompressed frames and ACKs are reproduced byte for byte, CRC chained through compressed frames", arguments: Fixture.fileNames)
+    @Test(
+        "uncompressed frames and ACKs are reproduced byte for byte, CRC chained through compressed frames",
+        arguments: Fixture.fileNames)
     func reproducesFrames(fileName: String) throws {
         let fixture = try FixtureCache.named(fileName)
         for connection in fixture.connections where connection["http_status"] as? Int == 101 {
@@ -36,7 +38,9 @@ struct FixtureReencodingTests {
                             Issue.record("re-encoded frame \(frame.index) is not a data frame")
                             continue
                         }
-                        #expect(checked.payload == data.payload && checked.flags == data.flags && checked.number == data.number)
+                        #expect(
+                            checked.payload == data.payload && checked.flags == data.flags
+                                && checked.number == data.number)
                     }
                 }
             }
@@ -72,14 +76,16 @@ struct FixtureReencodingTests {
     func compressionRule(fileName: String) throws {
         let fixture = try FixtureCache.named(fileName)
         for connection in fixture.connections where connection["http_status"] as? Int == 101 {
-            let replay = try ConnectionReplay(fixture: fixture, conn: try #require(connection["conn"] as? Int))
+            let replay = try ConnectionReplay(
+                fixture: fixture, conn: try #require(connection["conn"] as? Int))
             for direction in Fixture.Direction.allCases {
                 for message in replay[direction].messages {
                     switch message.kind {
                     case .request:
                         #expect(
                             message.isCompressed
-                                == BLIPCompressionRule.compressesRequest(profile: message.profile, body: message.body),
+                                == BLIPCompressionRule.compressesRequest(
+                                    profile: message.profile, body: message.body),
                             "\(message.profile ?? "") \(message.properties)"
                         )
                     case .reply:

@@ -10,7 +10,8 @@ import Testing
 @Suite("Fuzzing the decoder")
 struct FuzzTests {
     enum Mutation: CaseIterable {
-        case bitFlips, truncate, splice, varintGarbage, insertBytes, overwriteBytes, flagsByte, trailerFlip, repeatFrame
+        case bitFlips, truncate, splice, varintGarbage, insertBytes, overwriteBytes, flagsByte,
+            trailerFlip, repeatFrame
     }
 
     struct Outcomes {
@@ -20,7 +21,10 @@ struct FuzzTests {
         var trailerFlips = 0
     }
 
-    static let corpusFiles = ["push-oneshot.jsonl", "pull-oneshot.jsonl", "pushpull-continuous.jsonl", "conflict.jsonl", "collections.jsonl", "blob.jsonl"]
+    static let corpusFiles = [
+        "push-oneshot.jsonl", "pull-oneshot.jsonl", "pushpull-continuous.jsonl", "conflict.jsonl",
+        "collections.jsonl", "blob.jsonl",
+    ]
 
     /// Frame sequences, one per (file, connection, direction), in wire order.
     static func corpus() throws -> [[[UInt8]]] {
@@ -29,7 +33,8 @@ struct FuzzTests {
             let fixture = try FixtureCache.named(name)
             for connection in fixture.connections where connection["http_status"] as? Int == 101 {
                 for direction in Fixture.Direction.allCases {
-                    let frames = fixture.binaryFrames(conn: connection["conn"] as! Int, direction: direction).map(\.payload)
+                    let frames = fixture.binaryFrames(conn: connection["conn"] as! Int, direction: direction)
+                        .map(\.payload)
                     if !frames.isEmpty {
                         sequences.append(frames)
                     }
@@ -57,7 +62,9 @@ struct FuzzTests {
             let sequence = sequences.randomElement(using: &generator)!
             let target = Int.random(in: 0..<sequence.count, using: &generator)
             let mutation = Mutation.allCases.randomElement(using: &generator)!
-            let mutated = Self.mutate(sequence[target], with: mutation, donor: allFrames.randomElement(using: &generator)!, using: &generator)
+            let mutated = Self.mutate(
+                sequence[target], with: mutation, donor: allFrames.randomElement(using: &generator)!,
+                using: &generator)
             let decoder = try BLIPFrameDecoder(maxFrameSize: 1 << 20, maxInflatedFrameSize: 1 << 20)
             var assembler = MessageAssembler(maxMessageSize: 4 << 20)
             for number in 1...64 {
@@ -94,16 +101,23 @@ struct FuzzTests {
         #expect(outcomes.trailerFlipsCaught > outcomes.trailerFlips / 2)
         #expect(outcomes.errors["checksumMismatch"] ?? 0 > 0)
         #expect(outcomes.errors["inflateFailed"] ?? 0 > 0)
-        print("fuzz: \(Self.iterations) inputs, seed \(Self.seed): decoded \(outcomes.decoded), errors \(outcomes.errors.sorted { $0.key < $1.key })")
+        print(
+            "fuzz: \(Self.iterations) inputs, seed \(Self.seed): decoded \(outcomes.decoded), errors \(outcomes.errors.sorted { $0.key < $1.key })"
+        )
     }
 
-    static func feed(_ frame: [UInt8], decoder: BLIPFrameDecoder, assembler: inout MessageAssembler) throws(BLIPProtocolError) {
+    static func feed(_ frame: [UInt8], decoder: BLIPFrameDecoder, assembler: inout MessageAssembler)
+        throws(BLIPProtocolError)
+    {
         if case .data(let data) = try decoder.decode(frame) {
             _ = try assembler.receive(data)
         }
     }
 
-    static func mutate(_ frame: [UInt8], with mutation: Mutation, donor: [UInt8], using generator: inout SeededGenerator) -> [UInt8] {
+    static func mutate(
+        _ frame: [UInt8], with mutation: Mutation, donor: [UInt8],
+        using generator: inout SeededGenerator
+    ) -> [UInt8] {
         var bytes = frame
         switch mutation {
         case .bitFlips:
@@ -125,7 +139,10 @@ struct FuzzTests {
             bytes.replaceSubrange(0..<replaced, with: garbage)
         case .insertBytes:
             let index = Int.random(in: 0...bytes.count, using: &generator)
-            bytes.insert(contentsOf: (0..<Int.random(in: 1...16, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }, at: index)
+            bytes.insert(
+                contentsOf: (0..<Int.random(in: 1...16, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }, at: index)
         case .overwriteBytes:
             let start = Int.random(in: 0..<bytes.count, using: &generator)
             for index in start..<min(bytes.count, start + Int.random(in: 1...16, using: &generator)) {
@@ -137,7 +154,8 @@ struct FuzzTests {
                 bytes[index] = UInt8.random(in: 0...0x7F, using: &generator)
             }
         case .trailerFlip:
-            bytes[bytes.count - 1 - Int.random(in: 0..<min(4, bytes.count), using: &generator)] ^= 1 << UInt8.random(in: 0...7, using: &generator)
+            bytes[bytes.count - 1 - Int.random(in: 0..<min(4, bytes.count), using: &generator)] ^=
+                1 << UInt8.random(in: 0...7, using: &generator)
         case .repeatFrame:
             break
         }

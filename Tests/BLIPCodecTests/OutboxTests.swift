@@ -31,7 +31,8 @@ struct OutboxTests {
         var outbox = Outbox(encoder: try BLIPFrameEncoder())
         try outbox.enqueue(.request(profile: "big", body: Array(repeating: 7, count: 100_000)))
         _ = outbox.nextFrame()
-        try outbox.enqueue(.request(profile: "urgent", body: Array(repeating: 9, count: 40_000), isUrgent: true))
+        try outbox.enqueue(
+            .request(profile: "urgent", body: Array(repeating: 9, count: 40_000), isUrgent: true))
         var order: [(number: UInt64, size: Int)] = []
         while let frame = outbox.nextFrame() {
             order.append((try Self.header(frame).number, frame.count))

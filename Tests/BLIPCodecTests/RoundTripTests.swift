@@ -18,7 +18,9 @@ struct Pipe {
         var received: [BLIPMessage] = []
         while let frame = outbox.nextFrame() {
             frames.append(frame)
-            if case .data(let data) = try decoder.decode(frame), let message = try assembler.receive(data).message {
+            if case .data(let data) = try decoder.decode(frame),
+                let message = try assembler.receive(data).message
+            {
                 received.append(message)
             }
         }
@@ -56,7 +58,9 @@ struct RoundTripTests {
     @Test("uncompressed messages round-trip and frames are encoded exactly")
     func uncompressed() throws {
         var pipe = try Pipe()
-        let message = BLIPMessage.request(profile: "setCheckpoint", properties: ["client": "cp-x", "rev": ""], body: Array("{\"local\":3}".utf8))
+        let message = BLIPMessage.request(
+            profile: "setCheckpoint", properties: ["client": "cp-x", "rev": ""],
+            body: Array("{\"local\":3}".utf8))
         try pipe.outbox.enqueue(message)
         let received = try pipe.flush()
         #expect(received.count == 1)
@@ -73,7 +77,10 @@ struct RoundTripTests {
         var pipe = try Pipe()
         var sent: [BLIPMessage] = []
         for index in 0..<200 {
-            let length = index % 25 == 0 ? Int.random(in: 20_000...120_000, using: &generator) : Int.random(in: 0...3_000, using: &generator)
+            let length =
+                index % 25 == 0
+                ? Int.random(in: 20_000...120_000, using: &generator)
+                : Int.random(in: 0...3_000, using: &generator)
             var properties: BLIPProperties = ["index": String(index)]
             if index % 3 == 0 {
                 properties["sequence"] = String(index * 7)
@@ -104,7 +111,8 @@ struct RoundTripTests {
         var generator = SeededGenerator(seed: 7)
         var pipe = try Pipe()
         let blob = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let request = BLIPMessage(kind: .request, number: 1, properties: ["Profile": "getAttachment", "compress": "true"])
+        let request = BLIPMessage(
+            kind: .request, number: 1, properties: ["Profile": "getAttachment", "compress": "true"])
         pipe.assembler.expectReply(to: 1)
         try pipe.outbox.enqueue(request.reply(body: blob, isCompressed: true))
         // Let flow control pass: acknowledge everything as a peer would.

@@ -33,6 +33,8 @@ enum SHA1 {
             state[3] &+= d
             state[4] &+= e
         }
-        return state.flatMap { word in (0..<4).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } }
+        return state.flatMap { word in
+            (0..<4).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) }
+        }
     }
 }

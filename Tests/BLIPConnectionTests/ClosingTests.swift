@@ -13,21 +13,26 @@ struct ClosingTests {
             configuration.maxIncomingFrameSize = 64 * 1024
             return configuration
         }()
-        try await LoopbackHarness.withServer(configuration: configuration, configureServer: { _ in }) { harness in
+        try await LoopbackHarness.withServer(configuration: configuration, configureServer: { _ in }) {
+            harness in
             let closeFrame = try await harness.withRawClient { inbound, outbound in
                 try await outbound.write(.binary(ByteBuffer(bytes: [UInt8](repeating: 0, count: 100_000))))
                 try await MisbehavingPeerTests.drain(inbound)
             }
             #expect(closeFrame?.closeCode == .protocolError)
-            #expect(closeFrame?.reason == "BLIP protocol violation: frame of 100000 bytes exceeds the limit of 65536")
+            #expect(
+                closeFrame?.reason
+                    == "BLIP protocol violation: frame of 100000 bytes exceeds the limit of 65536")
         }
     }
 
-    @Test("close sends queued frames first, then the requested code; waiting requests fail", arguments: [
-        (WebSocketCloseCode.permanentError, WebSocketErrorCode.unknown(4002)),
-        (.transientError, .unknown(4001)),
-        (.goingAway, .goingAway),
-    ])
+    @Test(
+        "close sends queued frames first, then the requested code; waiting requests fail",
+        arguments: [
+            (WebSocketCloseCode.permanentError, WebSocketErrorCode.unknown(4002)),
+            (.transientError, .unknown(4001)),
+            (.goingAway, .goingAway),
+        ])
     func localClose(code: WebSocketCloseCode, expected: WebSocketErrorCode) async throws {
         try await LoopbackHarness.withServer(configureServer: { _ in }) { harness in
             let frames = SharedValue(0)
@@ -40,7 +45,8 @@ struct ClosingTests {
                 }
                 let pending = Task { try await server.sendRequest(.request(profile: "unanswered")) }
                 try await eventually { frames.value == 1 }
-                try await server.sendNoReply(.request(profile: "last words", body: [UInt8](repeating: 1, count: 100_000)))
+                try await server.sendNoReply(
+                    .request(profile: "last words", body: [UInt8](repeating: 1, count: 100_000)))
                 try await server.sendNoReply(.request(profile: "really last"))
                 await server.close(code, reason: "done")
                 await #expect(throws: BLIPConnectionError.closedLocally(code)) { try await pending.value }

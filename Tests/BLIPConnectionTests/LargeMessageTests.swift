@@ -9,7 +9,9 @@ struct LargeMessageTests {
         await connection.setHandler(for: "digest") { request in
             var crc = CRC32()
             crc.update(request.body)
-            return request.reply(properties: ["length": String(request.body.count), "crc": String(crc.value)])
+            return request.reply(properties: [
+                "length": String(request.body.count), "crc": String(crc.value),
+            ])
         }
         await connection.setHandler(for: "ping") { request in
             request.reply(body: request.body)
@@ -44,7 +46,8 @@ struct LargeMessageTests {
                         try await eventually { await client.queuedOutgoingBytes < 10_000_000 }
                         for index in 0..<20 {
                             let body = Array("urgent \(index)".utf8)
-                            let reply = try await client.sendRequest(.request(profile: "ping", body: body, isUrgent: true))
+                            let reply = try await client.sendRequest(
+                                .request(profile: "ping", body: body, isUrgent: true))
                             #expect(reply.body == body && reply.isUrgent)
                             if !bigDone.value {
                                 urgentBeforeBig.update { $0 += 1 }

@@ -58,7 +58,8 @@ struct LoopbackHarness {
         router.ws("/blip") { _, _ in
             .upgrade([.secWebSocketProtocol: subprotocol])
         } onUpgrade: { inbound, outbound, _ in
-            let connection = try BLIPConnection(subprotocol: subprotocol, configuration: configuration, logger: logger)
+            let connection = try BLIPConnection(
+                subprotocol: subprotocol, configuration: configuration, logger: logger)
             await configureServer(connection)
             await connections.add(connection)
             try await connection.run(inbound: inbound, outbound: outbound)
@@ -98,9 +99,12 @@ struct LoopbackHarness {
         configure: @escaping @Sendable (BLIPConnection) async -> Void = { _ in },
         _ body: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
-        try await WebSocketClient.connect(url: url, configuration: clientConfiguration, logger: Self.logger) {
+        try await WebSocketClient.connect(
+            url: url, configuration: clientConfiguration, logger: Self.logger
+        ) {
             inbound, outbound, _ in
-            let connection = try BLIPConnection(subprotocol: Self.subprotocol, configuration: configuration, logger: Self.logger)
+            let connection = try BLIPConnection(
+                subprotocol: Self.subprotocol, configuration: configuration, logger: Self.logger)
             await configure(connection)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await connection.run(inbound: inbound, outbound: outbound) }
@@ -118,9 +122,12 @@ struct LoopbackHarness {
 
     /// Connects a raw WebSocket client that bypasses BLIP; returns the server's close frame.
     func withRawClient(
-        _ body: @escaping @Sendable (WebSocketInboundStream, WebSocketOutboundWriter) async throws -> Void
+        _ body:
+            @escaping @Sendable (WebSocketInboundStream, WebSocketOutboundWriter) async throws -> Void
     ) async throws -> WebSocketCloseFrame? {
-        try await WebSocketClient.connect(url: url, configuration: clientConfiguration, logger: Self.logger) {
+        try await WebSocketClient.connect(
+            url: url, configuration: clientConfiguration, logger: Self.logger
+        ) {
             inbound, outbound, _ in
             try await body(inbound, outbound)
         }

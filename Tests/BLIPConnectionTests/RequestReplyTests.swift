@@ -23,7 +23,9 @@ struct RequestReplyTests {
                         group.addTask {
                             let body = Array("payload \(index)".utf8)
                             let reply = try await client.sendRequest(
-                                .request(profile: "echo", properties: ["index": String(index)], body: body, isCompressed: index.isMultiple(of: 2))
+                                .request(
+                                    profile: "echo", properties: ["index": String(index)], body: body,
+                                    isCompressed: index.isMultiple(of: 2))
                             )
                             #expect(reply.kind == .reply)
                             #expect(reply.properties["index"] == String(index))
@@ -40,7 +42,9 @@ struct RequestReplyTests {
     func errorReplies() async throws {
         try await LoopbackHarness.withServer(configureServer: Self.echoServer) { harness in
             try await harness.withClient { client in
-                await #expect(throws: BLIPErrorReply(domain: "BLIP", code: 404, message: "no handler for message")) {
+                await #expect(
+                    throws: BLIPErrorReply(domain: "BLIP", code: 404, message: "no handler for message")
+                ) {
                     try await client.sendRequest(.request(profile: "noSuchProfile"))
                 }
                 await #expect(throws: BLIPErrorReply(domain: "HTTP", code: 409, message: "conflict")) {
@@ -58,7 +62,8 @@ struct RequestReplyTests {
         try await LoopbackHarness.withServer(configureServer: Self.echoServer) { harness in
             try await harness.withClient(configure: Self.echoServer) { client in
                 let server = try await harness.serverConnections.connection(at: 0)
-                async let fromServer = server.sendRequest(.request(profile: "echo", body: Array("down".utf8)))
+                async let fromServer = server.sendRequest(
+                    .request(profile: "echo", body: Array("down".utf8)))
                 async let fromClient = client.sendRequest(.request(profile: "echo", body: Array("up".utf8)))
                 #expect(try await fromServer.body == Array("down".utf8))
                 #expect(try await fromClient.body == Array("up".utf8))

@@ -1,1 +1,143 @@
-let placeholder = 0
+import BLIPCodec
+import BLIPConnection
+import Benchmark
+import Hummingbird
+import HummingbirdWSClient
+import HummingbirdWebSocket
+import Logging
+
+// Codec throughput in MB/s = message size / wall-clock time per operation (see BENCHMARKS-blip.md).
+let mebibyte = 1 << 20
+
+/// Compressible JSON-like text, closer to replication traffic than random bytes.
+func sampleBody(size: Int) -> [UInt8] {
+    var state: UInt64 = 0x1234_5678
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(size)
+    let words = [
+        #"{"type":"doc","#, #""payload":"#, "abcdefghij", #""index":"#, "1234", "},", "[", "]",
+    ]
+    while bytes.count < size {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        bytes.append(contentsOf: words[Int(state >> 33) % words.count].utf8)
+    }
+    return Array(bytes.prefix(size))
+}
+
+/// Frames `body` as one message through an outbox and decodes it back, ACKing like a peer.
+func codecRoundTrip(_ body: [UInt8], compressed: Bool) throws -> Int {
+    var outbox = Outbox(encoder: try BLIPFrameEncoder())
+    let decoder = try BLIPFrameDecoder()
+    var assembler = MessageAssembler()
+    try outbox.enqueue(.request(profile: "rev", body: body, isCompressed: compressed))
+    var received = 0
+    while let frame = outbox.nextFrame() {
+        guard case .data(let data) = try decoder.decode(frame) else { continue }
+        let output = try assembler.receive(data)
+        if let ack = output.ack {
+            outbox.acknowledge(BLIPAckFrame(number: ack.number, type: ack.type, byteCount: ack.byteCount))
+        }
+        received += output.message?.body.count ?? 0
+    }
+    return received
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(5))
+
+    let body = sampleBody(size: 8 * mebibyte)
+    for compressed in [false, true] {
+        Benchmark("Codec encode+decode, 8 MiB message, \(compressed ? "compressed" : "uncompressed")") {
+            benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try codecRoundTrip(body, compressed: compressed))
+            }
+        }
+    }
+
+    let small = sampleBody(size: 1_000)
+    Benchmark("Codec encode+decode, 1 000 messages of 1 kB, compressed") { benchmark in
+        let encoder = try BLIPFrameEncoder()
+        let decoder = try BLIPFrameDecoder()
+        var outbox = Outbox(encoder: encoder)
+        var assembler = MessageAssembler()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            for _ in 0..<1_000 {
+                try outbox.enqueue(.request(profile: "rev", body: small, isCompressed: true))
+                while let frame = outbox.nextFrame() {
+                    if case .data(let data) = try decoder.decode(frame) {
+                        blackHole(try assembler.receive(data))
+                    }
+                }
+            }
+        }
+    }
+
+    Benchmark(
+        "Loopback round trips (1 op = 1 000 concurrent requests)",
+        configuration: .init(maxDuration: .seconds(10))
+    ) {
+        benchmark in
+        try await LoopbackPair.run { client in
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<1_000 {
+                        group.addTask {
+                            blackHole(try await client.sendRequest(.request(profile: "echo", body: small)))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+}
+
+/// A Hummingbird BLIP echo server on 127.0.0.1 and one client connected to it.
+enum LoopbackPair {
+    static func run(_ body: @escaping @Sendable (BLIPConnection) async throws -> Void) async throws {
+        var logger = Logger(label: "blip-benchmark")
+        logger.logLevel = .critical
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.ws("/blip") { _, _ in
+            .upgrade([.secWebSocketProtocol: "BLIP_3+CBMobile_3"])
+        } onUpgrade: { inbound, outbound, context in
+            let connection = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: context.logger)
+            await connection.setHandler(for: "echo") { request in request.reply(body: request.body) }
+            try await connection.run(inbound: inbound, outbound: outbound)
+        }
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: Router(),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: 1 << 20))),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { return }
+            try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/blip",
+                configuration: .init(
+                    maxFrameSize: 1 << 20, additionalHeaders: [.secWebSocketProtocol: "BLIP_3+CBMobile_3"]),
+                logger: logger
+            ) { inbound, outbound, _ in
+                let client = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: logger)
+                try await withThrowingTaskGroup(of: Void.self) { connectionGroup in
+                    connectionGroup.addTask { try await client.run(inbound: inbound, outbound: outbound) }
+                    try await body(client)
+                    await client.close()
+                    try await connectionGroup.waitForAll()
+                }
+            }
+            group.cancelAll()
+        }
+    }
+}

@@ -13,7 +13,7 @@ public func buildApplication(
     logger: Logger
 ) async throws -> some ApplicationProtocol {
     let monitor = HealthMonitor(nodeName: configuration.node.name)
-    let storeService = try StoreService(configuration: configuration, logger: logger)
+    let storeService = try await StoreService(configuration: configuration, logger: logger)
     monitor.register(storeService)
 
     let router = Router()

@@ -27,7 +27,7 @@ struct ConfigCommand: ParsableCommand {
                     overrides: ConfigurationOverrides()
                 )
             } catch {
-                printError("\(file): \(error)")
+                printError("\(error)")
                 throw ExitCode(2)
             }
             print(

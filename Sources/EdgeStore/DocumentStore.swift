@@ -27,7 +27,12 @@ public actor DocumentStore {
     }
 
     /// Opens a database, creating it when `createIfMissing` (otherwise `StoreError.databaseNotFound`).
-    public func database(named name: String, createIfMissing: Bool = true) throws -> DocumentDatabase {
+    /// `configuration` overrides the store-wide settings for this database; it applies on first open only.
+    public func database(
+        named name: String,
+        configuration databaseConfiguration: StoreConfiguration? = nil,
+        createIfMissing: Bool = true
+    ) throws -> DocumentDatabase {
         try Self.validateDatabaseName(name)
         if let database = openDatabases[name] { return database }
         let path = databasesDirectory.appendingPathComponent("\(name).sqlite3").path
@@ -37,7 +42,7 @@ public actor DocumentStore {
         let database = try DocumentDatabase(
             name: name, path: path,
             blobDirectory: databasesDirectory.appendingPathComponent("\(name).blobs", isDirectory: true),
-            configuration: configuration)
+            configuration: databaseConfiguration ?? configuration)
         openDatabases[name] = database
         return database
     }

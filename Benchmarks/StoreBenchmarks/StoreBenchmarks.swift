@@ -20,22 +20,29 @@ private struct Sample: Sendable {
 
 private let samples: [Sample] = (0..<documentCount).map { index in
     let docID = "doc-\(index)"
-    let revisions = (1...3).reversed().map { generation in "\(generation)-" + String(format: "%08x%032x", generation, index) }
+    let revisions = (1...3).reversed().map { generation in
+        "\(generation)-" + String(format: "%08x%032x", generation, index)
+    }
     let padding = String(repeating: "abcdefghij", count: 90)
-    let body = #"{"type":"reading","index":\#(index),"name":"\#(docID)","tags":["a","b"],"payload":"\#(padding)"}"#
+    let body =
+        #"{"type":"reading","index":\#(index),"name":"\#(docID)","tags":["a","b"],"payload":"\#(padding)"}"#
     return Sample(docID: docID, revisions: revisions, body: Data(body.utf8))
 }
 
 private func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("store-bench-\(UUID().uuidString)")
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "store-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
 
 private func report(_ label: String, start: ContinuousClock.Instant) {
     let elapsed = (ContinuousClock.now - start)
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    let line = String(format: "%@: %d docs in %.3f s = %.0f docs/s\n", label, documentCount, seconds, Double(documentCount) / seconds)
+    let seconds =
+        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    let line = String(
+        format: "%@: %d docs in %.3f s = %.0f docs/s\n", label, documentCount, seconds,
+        Double(documentCount) / seconds)
     FileHandle.standardError.write(Data(line.utf8))
 }
 
@@ -49,7 +56,8 @@ private let existingRevisions: [ExistingRevision] = samples.map { sample in
 private func insertThroughStore(into database: DocumentDatabase) async throws {
     let start = ContinuousClock.now
     for batchStart in stride(from: 0, to: existingRevisions.count, by: batchSize) {
-        let batch = Array(existingRevisions[batchStart..<min(batchStart + batchSize, existingRevisions.count)])
+        let batch = Array(
+            existingRevisions[batchStart..<min(batchStart + batchSize, existingRevisions.count)])
         let results = try await database.insertExistingRevisions(batch)
         blackHole(results)
     }
@@ -59,7 +67,8 @@ private func insertThroughStore(into database: DocumentDatabase) async throws {
 private func openRawDatabase(in directory: URL) async throws -> DatabasePool {
     var configuration = Configuration()
     configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-    let pool = try DatabasePool(path: directory.appendingPathComponent("raw.sqlite3").path, configuration: configuration)
+    let pool = try DatabasePool(
+        path: directory.appendingPathComponent("raw.sqlite3").path, configuration: configuration)
     try await pool.write { db in
         try db.execute(
             sql: """
@@ -90,14 +99,21 @@ private func insertRaw(into pool: DatabasePool) async throws {
                     VALUES (1, ?, ?, ?, 0, ?)
                     """)
             let insertRevision = try db.cachedStatement(
-                sql: "INSERT INTO revisions (doc_row, rev_id, parent_rev_id, deleted, stored_at, body) VALUES (?, ?, ?, 0, ?, ?)")
+                sql:
+                    "INSERT INTO revisions (doc_row, rev_id, parent_rev_id, deleted, stored_at, body) VALUES (?, ?, ?, 0, ?, ?)"
+            )
             for sample in batch {
                 sequence += 1
-                try insertDocument.execute(arguments: [sample.docID, sequence, sample.revisions[0], sample.body.count])
+                try insertDocument.execute(arguments: [
+                    sample.docID, sequence, sample.revisions[0], sample.body.count,
+                ])
                 let docRow = db.lastInsertedRowID
                 for (index, revID) in sample.revisions.enumerated() {
-                    let parent = index + 1 < sample.revisions.count ? sample.revisions[index + 1] : nil
-                    try insertRevision.execute(arguments: [docRow, revID, parent, now, index == 0 ? sample.body : nil])
+                    let parent =
+                        index + 1 < sample.revisions.count ? sample.revisions[index + 1] : nil
+                    try insertRevision.execute(arguments: [
+                        docRow, revID, parent, now, index == 0 ? sample.body : nil,
+                    ])
                 }
             }
             return sequence
@@ -111,7 +127,10 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .cpuTotal], timeUnits: .milliseconds, warmupIterations: 0,
         maxDuration: .seconds(120), maxIterations: 3)
 
-    Benchmark("EdgeStore: 100k docs x 3-rev history, batched insertExistingRevisions", configuration: configuration) {
+    Benchmark(
+        "EdgeStore: 100k docs x 3-rev history, batched insertExistingRevisions",
+        configuration: configuration
+    ) {
         benchmark in
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -122,7 +141,8 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
-    Benchmark("Raw SQLite: the same rows, same schema and durability", configuration: configuration) { benchmark in
+    Benchmark("Raw SQLite: the same rows, same schema and durability", configuration: configuration)
+    { benchmark in
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         _ = samples.count

@@ -10,7 +10,9 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     public init(_ string: String) throws(StoreError) {
         guard string.hasPrefix("sha1-") else { throw .invalidBlobDigest(string) }
         let encoded = string.dropFirst(5)
-        guard encoded.utf8.count == 28, let bytes = Data(base64Encoded: String(encoded)), bytes.count == 20 else {
+        guard encoded.utf8.count == 28, let bytes = Data(base64Encoded: String(encoded)),
+            bytes.count == 20
+        else {
             throw .invalidBlobDigest(string)
         }
         self.sha1 = Array(bytes)
@@ -42,7 +44,9 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(20)
         for index in stride(from: 0, to: 40, by: 2) {
-            guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else {
+            guard
+                let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16)
+            else {
                 return nil
             }
             bytes.append(byte)

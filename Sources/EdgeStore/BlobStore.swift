@@ -13,7 +13,8 @@ public final class BlobStore: Sendable {
         self.directory = directory
         self.temporaryDirectory = directory.appendingPathComponent("tmp", isDirectory: true)
         do {
-            try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: temporaryDirectory, withIntermediateDirectories: true)
         } catch {
             throw .io(path: temporaryDirectory.path, reason: error.localizedDescription)
         }
@@ -70,14 +71,16 @@ public final class BlobStore: Sendable {
         }
         return names.compactMap { name in
             guard let digest = BlobDigest(fileName: name) else { return nil }
-            let attributes = try? FileManager.default.attributesOfItem(atPath: url(for: digest).path)
+            let attributes = try? FileManager.default.attributesOfItem(
+                atPath: url(for: digest).path)
             return (digest, attributes?[.modificationDate] as? Date ?? .distantPast)
         }
     }
 
     /// Temporary files left by writers that never finished (for instance after a crash).
     func abandonedTemporaryFiles(olderThan cutoff: Date) -> [URL] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory.path)) ?? []
+        let names =
+            (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory.path)) ?? []
         return names.map { temporaryDirectory.appendingPathComponent($0) }.filter { url in
             let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
             return (attributes?[.modificationDate] as? Date ?? .distantPast) < cutoff
@@ -99,9 +102,13 @@ public final class BlobStore: Sendable {
     /// Makes a rename in `directory` durable.
     func syncDirectory() throws {
         let descriptor = open(directory.path, O_RDONLY)
-        guard descriptor >= 0 else { throw StoreError.io(path: directory.path, reason: "cannot open directory") }
+        guard descriptor >= 0 else {
+            throw StoreError.io(path: directory.path, reason: "cannot open directory")
+        }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw StoreError.io(path: directory.path, reason: "fsync failed") }
+        guard fsync(descriptor) == 0 else {
+            throw StoreError.io(path: directory.path, reason: "fsync failed")
+        }
     }
 }
 

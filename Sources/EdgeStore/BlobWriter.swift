@@ -17,7 +17,8 @@ public final class BlobWriter {
         guard FileManager.default.createFile(atPath: temporaryURL.path, contents: nil),
             let handle = FileHandle(forWritingAtPath: temporaryURL.path)
         else {
-            throw StoreError.io(path: temporaryURL.path, reason: "cannot create temporary blob file")
+            throw StoreError.io(
+                path: temporaryURL.path, reason: "cannot create temporary blob file")
         }
         self.handle = handle
     }
@@ -55,7 +56,8 @@ public final class BlobWriter {
         self.handle = nil
         if let expectedDigest, expectedDigest != digest {
             try? FileManager.default.removeItem(at: temporaryURL)
-            throw StoreError.blobDigestMismatch(expected: expectedDigest.description, actual: digest.description)
+            throw StoreError.blobDigestMismatch(
+                expected: expectedDigest.description, actual: digest.description)
         }
         let destination = store.url(for: digest)
         // rename(2) atomically replaces an identical blob that may already be there.

@@ -27,7 +27,8 @@ public struct CollectionName: Hashable, Sendable, CustomStringConvertible {
         case 2:
             try self.init(scope: String(parts[0]), name: String(parts[1]))
         default:
-            throw .invalidCollectionName(text, reason: "expected 'scope.collection' or 'collection'")
+            throw .invalidCollectionName(
+                text, reason: "expected 'scope.collection' or 'collection'")
         }
     }
 
@@ -43,23 +44,30 @@ public struct CollectionName: Hashable, Sendable, CustomStringConvertible {
     private static func validate(_ part: String, whole: String) throws(StoreError) {
         let utf8 = part.utf8
         guard !utf8.isEmpty else {
-            throw .invalidCollectionName(whole, reason: "scope and collection names must not be empty")
+            throw .invalidCollectionName(
+                whole, reason: "scope and collection names must not be empty")
         }
         guard utf8.count <= 251 else {
             throw .invalidCollectionName(whole, reason: "names are limited to 251 characters")
         }
-        guard part == defaultName || (utf8.first != UInt8(ascii: "_") && utf8.first != UInt8(ascii: "%")) else {
-            throw .invalidCollectionName(whole, reason: "names must not start with '_' or '%' (except '_default')")
+        guard
+            part == defaultName
+                || (utf8.first != UInt8(ascii: "_") && utf8.first != UInt8(ascii: "%"))
+        else {
+            throw .invalidCollectionName(
+                whole, reason: "names must not start with '_' or '%' (except '_default')")
         }
         for byte in utf8 where !isAllowed(byte) {
-            throw .invalidCollectionName(whole, reason: "only letters, digits, '_', '-' and '%' are allowed")
+            throw .invalidCollectionName(
+                whole, reason: "only letters, digits, '_', '-' and '%' are allowed")
         }
     }
 
     private static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "%"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"),
+            UInt8(ascii: "%"):
             return true
         default:
             return false

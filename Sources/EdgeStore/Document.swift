@@ -40,7 +40,8 @@ enum CanonicalJSON {
     static func encode(_ body: Data) throws(StoreError) -> Data {
         do {
             let object = try JSONSerialization.jsonObject(with: body)
-            return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            return try JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         } catch {
             throw .invalidJSON(reason: "\(error)")
         }

@@ -12,7 +12,8 @@ extension DocumentDatabase {
     public func collectGarbageBlobs(gracePeriod: Duration = .seconds(3600)) async throws -> Int {
         let cutoff = Date(timeIntervalSinceNow: -gracePeriod.timeInterval)
         return try await write { db in
-            let referenced = Set(try String.fetchAll(db, sql: "SELECT DISTINCT digest FROM revision_blobs"))
+            let referenced = Set(
+                try String.fetchAll(db, sql: "SELECT DISTINCT digest FROM revision_blobs"))
             var removed = 0
             for blob in try self.blobs.storedBlobs()
             where !referenced.contains(blob.digest.description) && blob.modified < cutoff {
@@ -42,9 +43,12 @@ extension DocumentDatabase {
         guard let maxAge = configuration.bodyRetention.maxAge else { return 0 }
         let cutoff = date.timeIntervalSince1970 - maxAge.timeInterval
         return try await write { db in
-            let storage = DocumentRevisionStorage(db: db, configuration: self.configuration, now: date)
+            let storage = DocumentRevisionStorage(
+                db: db, configuration: self.configuration, now: date)
             let docRows = try Int64.fetchAll(
-                db, sql: "SELECT DISTINCT doc_row FROM revisions WHERE body IS NOT NULL AND stored_at < ?",
+                db,
+                sql:
+                    "SELECT DISTINCT doc_row FROM revisions WHERE body IS NOT NULL AND stored_at < ?",
                 arguments: [cutoff])
             var dropped = 0
             for docRow in docRows { dropped += try storage.applyBodyRetention(docRow: docRow) }

@@ -33,10 +33,13 @@ extension DocumentDatabase {
         options: ChangesOptions = .init()
     ) async throws -> [Change] {
         try await read { db in
-            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
+            guard
+                let collectionID = try self.collectionID(collection, in: db, createIfMissing: false)
+            else {
                 throw StoreError.collectionNotFound(collection.description)
             }
-            return try Self.changes(db, collectionID: collectionID, since: sequence, limit: limit, options: options)
+            return try Self.changes(
+                db, collectionID: collectionID, since: sequence, limit: limit, options: options)
         }
     }
 
@@ -47,11 +50,14 @@ extension DocumentDatabase {
         in collection: CollectionName = .default, since sequence: Int64, batchSize: Int = 200,
         options: ChangesOptions = .init()
     ) -> ChangeFeed {
-        ChangeFeed(database: self, collection: collection, since: sequence, batchSize: batchSize, options: options)
+        ChangeFeed(
+            database: self, collection: collection, since: sequence, batchSize: batchSize,
+            options: options)
     }
 
     static func changes(
-        _ db: GRDB.Database, collectionID: Int64, since sequence: Int64, limit: Int, options: ChangesOptions
+        _ db: GRDB.Database, collectionID: Int64, since sequence: Int64, limit: Int,
+        options: ChangesOptions
     ) throws -> [Change] {
         var sql = """
             SELECT sequence, doc_id, winning_rev_id, deleted, body_size FROM documents
@@ -69,9 +75,11 @@ extension DocumentDatabase {
         return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
             let revText: String = row[2]
             guard let revID = try? RevisionID(revText) else {
-                throw StoreError.corruptDatabase(path: "documents", reason: "stored revision ID '\(revText)' is malformed")
+                throw StoreError.corruptDatabase(
+                    path: "documents", reason: "stored revision ID '\(revText)' is malformed")
             }
-            return Change(sequence: row[0], docID: row[1], revID: revID, deleted: row[3], bodySize: row[4])
+            return Change(
+                sequence: row[0], docID: row[1], revID: revID, deleted: row[3], bodySize: row[4])
         }
     }
 }
@@ -107,7 +115,8 @@ public struct ChangeFeed: AsyncSequence, Sendable {
                 let batch: [Change]
                 do {
                     batch = try await feed.database.changes(
-                        in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options)
+                        in: feed.collection, since: lastSequence, limit: feed.batchSize,
+                        options: feed.options)
                 } catch StoreError.cancelled {
                     return nil
                 }

@@ -3,14 +3,20 @@ import GRDB
 
 extension DocumentDatabase {
     /// The current revision of a document, tombstone included; `nil` if the document does not exist.
-    public func document(_ docID: String, in collection: CollectionName = .default) async throws -> Document? {
+    public func document(_ docID: String, in collection: CollectionName = .default) async throws
+        -> Document?
+    {
         try DocumentID.validate(docID)
         return try await read { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
-            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+            guard
+                let row = try DocumentRevisionStorage.documentRow(
+                    db, collectionID: collectionID, docID: docID)
+            else {
                 return nil
             }
-            let body = try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: row.winningRevID)
+            let body = try DocumentRevisionStorage.body(
+                db, docRow: row.rowID, revID: row.winningRevID)
             return Document(
                 docID: docID, revID: row.winningRevID, deleted: row.deleted, sequence: row.sequence,
                 body: (body ?? nil) ?? Data("{}".utf8))
@@ -24,22 +30,32 @@ extension DocumentDatabase {
         try DocumentID.validate(docID)
         return try await read { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
-            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+            guard
+                let row = try DocumentRevisionStorage.documentRow(
+                    db, collectionID: collectionID, docID: docID)
+            else {
                 return nil
             }
             let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
             guard let node = tree[revID] else { return nil }
-            let body = node.hasBody ? try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: revID) ?? nil : nil
+            let body =
+                node.hasBody
+                ? try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: revID) ?? nil : nil
             return Revision(docID: docID, revID: revID, deleted: node.deleted, body: body)
         }
     }
 
     /// The leaves of a document's revision tree, winner first; empty if the document does not exist.
-    public func leafRevisions(_ docID: String, in collection: CollectionName = .default) async throws -> [LeafRevision] {
+    public func leafRevisions(_ docID: String, in collection: CollectionName = .default)
+        async throws -> [LeafRevision]
+    {
         try DocumentID.validate(docID)
         return try await read { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
-            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+            guard
+                let row = try DocumentRevisionStorage.documentRow(
+                    db, collectionID: collectionID, docID: docID)
+            else {
                 return []
             }
             return try DocumentRevisionStorage.tree(db, docRow: row.rowID).leaves.map {
@@ -58,7 +74,10 @@ extension DocumentDatabase {
         try DocumentID.validate(docID)
         return try await read { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
-            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+            guard
+                let row = try DocumentRevisionStorage.documentRow(
+                    db, collectionID: collectionID, docID: docID)
+            else {
                 throw StoreError.documentNotFound(docID: docID)
             }
             let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
@@ -79,9 +98,11 @@ extension DocumentDatabase {
     /// otherwise the save is a `StoreError.conflict`.
     @discardableResult
     public func save(
-        _ docID: String, body: Data, parentRevID: RevisionID?, in collection: CollectionName = .default
+        _ docID: String, body: Data, parentRevID: RevisionID?,
+        in collection: CollectionName = .default
     ) async throws -> SavedRevision {
-        try await saveNewRevision(docID, body: body, parentRevID: parentRevID, deleted: false, in: collection)
+        try await saveNewRevision(
+            docID, body: body, parentRevID: parentRevID, deleted: false, in: collection)
     }
 
     /// Deletes a document by adding a tombstone (body `{}`) on top of `parentRevID`, a current leaf.
@@ -89,7 +110,8 @@ extension DocumentDatabase {
     public func delete(
         _ docID: String, parentRevID: RevisionID, in collection: CollectionName = .default
     ) async throws -> SavedRevision {
-        try await saveNewRevision(docID, body: Data("{}".utf8), parentRevID: parentRevID, deleted: true, in: collection)
+        try await saveNewRevision(
+            docID, body: Data("{}".utf8), parentRevID: parentRevID, deleted: true, in: collection)
     }
 
     /// Removes a document and all its revisions without leaving a tombstone. Its sequences are
@@ -98,15 +120,20 @@ extension DocumentDatabase {
         try DocumentID.validate(docID)
         try await write { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
-            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+            guard
+                let row = try DocumentRevisionStorage.documentRow(
+                    db, collectionID: collectionID, docID: docID)
+            else {
                 throw StoreError.documentNotFound(docID: docID)
             }
-            try DocumentRevisionStorage(db: db, configuration: self.configuration).purge(docRow: row.rowID)
+            try DocumentRevisionStorage(db: db, configuration: self.configuration).purge(
+                docRow: row.rowID)
         }
     }
 
     private func saveNewRevision(
-        _ docID: String, body: Data, parentRevID: RevisionID?, deleted: Bool, in collection: CollectionName
+        _ docID: String, body: Data, parentRevID: RevisionID?, deleted: Bool,
+        in collection: CollectionName
     ) async throws -> SavedRevision {
         try DocumentID.validate(docID)
         let blobDigests = try JSONBodyScanner.blobDigests(in: body)
@@ -114,17 +141,25 @@ extension DocumentDatabase {
         return try await write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
             var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
-            let existing = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
-            let tree = try existing.map { try DocumentRevisionStorage.tree(db, docRow: $0.rowID) } ?? RevisionTree()
-            let parent = try Self.parentForNewRevision(docID, requested: parentRevID, existing: existing, tree: tree)
+            let existing = try DocumentRevisionStorage.documentRow(
+                db, collectionID: collectionID, docID: docID)
+            let tree =
+                try existing.map { try DocumentRevisionStorage.tree(db, docRow: $0.rowID) }
+                ?? RevisionTree()
+            let parent = try Self.parentForNewRevision(
+                docID, requested: parentRevID, existing: existing, tree: tree)
             if deleted, let parent, tree[parent]?.deleted == true {
                 throw StoreError.documentNotFound(docID: docID)
             }
             guard (parent?.generation ?? 0) < UInt32.max else {
-                throw StoreError.invalidRevisionHistory(docID: docID, reason: "generation limit reached")
+                throw StoreError.invalidRevisionHistory(
+                    docID: docID, reason: "generation limit reached")
             }
-            let revID = RevisionID.minted(parent: parent, deleted: deleted, canonicalBody: canonicalBody)
-            let node = RevisionNode(revID: revID, parent: parent, deleted: deleted, hasBody: true, storedAt: storage.now)
+            let revID = RevisionID.minted(
+                parent: parent, deleted: deleted, canonicalBody: canonicalBody)
+            let node = RevisionNode(
+                revID: revID, parent: parent, deleted: deleted, hasBody: true, storedAt: storage.now
+            )
             let sequence = try storage.store(
                 docID: docID, collectionID: collectionID, existing: existing, tree: tree,
                 adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests)])
@@ -138,7 +173,8 @@ extension DocumentDatabase {
     ) throws -> RevisionID? {
         if let requested {
             guard tree.isLeaf(requested) else {
-                throw StoreError.conflict(docID: docID, currentRevID: existing?.winningRevID.description)
+                throw StoreError.conflict(
+                    docID: docID, currentRevID: existing?.winningRevID.description)
             }
             return requested
         }

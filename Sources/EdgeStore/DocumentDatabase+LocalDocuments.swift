@@ -12,13 +12,18 @@ public struct LocalDocument: Sendable, Equatable {
 
 extension DocumentDatabase {
     /// A local document, or `nil` if there is none with this ID.
-    public func localDocument(_ docID: String, in collection: CollectionName = .default) async throws -> LocalDocument? {
+    public func localDocument(_ docID: String, in collection: CollectionName = .default)
+        async throws -> LocalDocument?
+    {
         try DocumentID.validateLocal(docID)
         return try await read { db in
-            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false),
+            guard
+                let collectionID = try self.collectionID(
+                    collection, in: db, createIfMissing: false),
                 let row = try Self.localRow(db, collectionID: collectionID, docID: docID)
             else { return nil }
-            return LocalDocument(docID: docID, revID: Self.localRevID(row.generation), body: row.body)
+            return LocalDocument(
+                docID: docID, revID: Self.localRevID(row.generation), body: row.body)
         }
     }
 
@@ -27,7 +32,8 @@ extension DocumentDatabase {
     /// must return it byte for byte. A mismatch throws `StoreError.localRevisionMismatch`.
     @discardableResult
     public func putLocalDocument(
-        _ docID: String, body: Data, expectedRevID: String?, in collection: CollectionName = .default
+        _ docID: String, body: Data, expectedRevID: String?,
+        in collection: CollectionName = .default
     ) async throws -> String {
         try DocumentID.validateLocal(docID)
         _ = try JSONBodyScanner.blobDigests(in: body)
@@ -37,7 +43,8 @@ extension DocumentDatabase {
             let current = try Self.localRow(db, collectionID: collectionID, docID: docID)
             let currentRevID = current.map { Self.localRevID($0.generation) }
             guard currentRevID == expected else {
-                throw StoreError.localRevisionMismatch(docID: docID, expected: expected, actual: currentRevID)
+                throw StoreError.localRevisionMismatch(
+                    docID: docID, expected: expected, actual: currentRevID)
             }
             let generation = (current?.generation ?? 0) + 1
             try db.execute(
@@ -56,12 +63,15 @@ extension DocumentDatabase {
     ) async throws {
         try DocumentID.validateLocal(docID)
         try await write { db in
-            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false),
+            guard
+                let collectionID = try self.collectionID(
+                    collection, in: db, createIfMissing: false),
                 let current = try Self.localRow(db, collectionID: collectionID, docID: docID)
             else { throw StoreError.documentNotFound(docID: docID) }
             let currentRevID = Self.localRevID(current.generation)
             if let expectedRevID, expectedRevID != currentRevID {
-                throw StoreError.localRevisionMismatch(docID: docID, expected: expectedRevID, actual: currentRevID)
+                throw StoreError.localRevisionMismatch(
+                    docID: docID, expected: expectedRevID, actual: currentRevID)
             }
             try db.execute(
                 sql: "DELETE FROM local_documents WHERE collection_id = ? AND doc_id = ?",
@@ -76,7 +86,9 @@ extension DocumentDatabase {
     ) throws -> (generation: Int64, body: Data)? {
         guard
             let row = try Row.fetchOne(
-                db, sql: "SELECT generation, body FROM local_documents WHERE collection_id = ? AND doc_id = ?",
+                db,
+                sql:
+                    "SELECT generation, body FROM local_documents WHERE collection_id = ? AND doc_id = ?",
                 arguments: [collectionID, docID])
         else { return nil }
         return (row[0], row[1])

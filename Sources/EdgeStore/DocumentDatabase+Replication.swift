@@ -13,7 +13,8 @@ extension DocumentDatabase {
         _ revisions: [ExistingRevision], in collection: CollectionName = .default
     ) async throws -> [ExistingRevisionResult] {
         // Validation and JSON scanning run before taking the writer lock.
-        let prepared = revisions.map { revision -> Result<(ExistingRevision, Set<String>), StoreError> in
+        let prepared = revisions.map {
+            revision -> Result<(ExistingRevision, Set<String>), StoreError> in
             do throws(StoreError) {
                 try DocumentID.validate(revision.docID)
                 try Self.validateHistory(of: revision)
@@ -33,7 +34,9 @@ extension DocumentDatabase {
                     results.append(.failed(error))
                 case .success(let (revision, digests)):
                     results.append(
-                        try Self.insert(revision, blobDigests: digests, collectionID: collectionID, storage: &storage))
+                        try Self.insert(
+                            revision, blobDigests: digests, collectionID: collectionID,
+                            storage: &storage))
                 }
             }
             try storage.finish()
@@ -45,7 +48,8 @@ extension DocumentDatabase {
     /// up to `maxAncestors` revisions with a lower generation than the newest missing one, current
     /// revision first, restricted to revisions that still have a body when `ancestorsWithBodiesOnly`.
     public func revisionDiffs(
-        _ queries: [RevisionQuery], in collection: CollectionName = .default, maxAncestors: Int = 10,
+        _ queries: [RevisionQuery], in collection: CollectionName = .default,
+        maxAncestors: Int = 10,
         ancestorsWithBodiesOnly: Bool = false
     ) async throws -> [Result<RevisionDiff, StoreError>] {
         try await read { db in
@@ -57,19 +61,27 @@ extension DocumentDatabase {
                     return .failure(error)
                 }
                 guard let collectionID,
-                    let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: query.docID)
+                    let row = try DocumentRevisionStorage.documentRow(
+                        db, collectionID: collectionID, docID: query.docID)
                 else {
-                    return .success(RevisionDiff(docID: query.docID, missing: query.revIDs, possibleAncestors: []))
+                    return .success(
+                        RevisionDiff(
+                            docID: query.docID, missing: query.revIDs, possibleAncestors: []))
                 }
                 let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
                 let missing = query.revIDs.filter { !tree.contains($0) }
                 guard let newestMissing = missing.max() else {
-                    return .success(RevisionDiff(docID: query.docID, missing: [], possibleAncestors: []))
+                    return .success(
+                        RevisionDiff(docID: query.docID, missing: [], possibleAncestors: []))
                 }
                 let candidates = tree.nodes.values
-                    .filter { $0.revID.generation < newestMissing.generation && (!ancestorsWithBodiesOnly || $0.hasBody) }
+                    .filter {
+                        $0.revID.generation < newestMissing.generation
+                            && (!ancestorsWithBodiesOnly || $0.hasBody)
+                    }
                     .sorted { lhs, rhs in
-                        lhs.revID == row.winningRevID || (rhs.revID != row.winningRevID && lhs.revID > rhs.revID)
+                        lhs.revID == row.winningRevID
+                            || (rhs.revID != row.winningRevID && lhs.revID > rhs.revID)
                     }
                 return .success(
                     RevisionDiff(
@@ -94,7 +106,8 @@ extension DocumentDatabase {
                     return .invalid(error)
                 }
                 guard let collectionID,
-                    let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: change.docID)
+                    let row = try DocumentRevisionStorage.documentRow(
+                        db, collectionID: collectionID, docID: change.docID)
                 else { return .accept }
                 if row.winningRevID == change.revID { return .alreadyHave }
                 if row.winningRevID == change.parentRevID { return .accept }
@@ -110,7 +123,9 @@ extension DocumentDatabase {
             guard Int64(ancestor.generation) == expected else {
                 throw .invalidRevisionHistory(
                     docID: revision.docID,
-                    reason: "history entry \(ancestor) of \(revision.revID) should have generation \(expected)")
+                    reason:
+                        "history entry \(ancestor) of \(revision.revID) should have generation \(expected)"
+                )
             }
         }
     }
@@ -121,7 +136,9 @@ extension DocumentDatabase {
     ) throws -> ExistingRevisionResult {
         let existing = try DocumentRevisionStorage.documentRow(
             storage.db, collectionID: collectionID, docID: revision.docID)
-        let tree = try existing.map { try DocumentRevisionStorage.tree(storage.db, docRow: $0.rowID) } ?? RevisionTree()
+        let tree =
+            try existing.map { try DocumentRevisionStorage.tree(storage.db, docRow: $0.rowID) }
+            ?? RevisionTree()
         if tree.contains(revision.revID) { return .alreadyPresent }
 
         let chain = [revision.revID] + revision.history
@@ -131,7 +148,9 @@ extension DocumentDatabase {
             let extendsLeaf = graftPoint.map(tree.isLeaf) ?? false
             let revivesTombstones = graftPoint == nil && existing.deleted
             guard extendsLeaf || revivesTombstones else {
-                return .failed(.conflict(docID: revision.docID, currentRevID: existing.winningRevID.description))
+                return .failed(
+                    .conflict(
+                        docID: revision.docID, currentRevID: existing.winningRevID.description))
             }
         }
 
@@ -141,13 +160,16 @@ extension DocumentDatabase {
             let isNewRevision = index == 0
             let node = RevisionNode(
                 revID: chain[index], parent: index + 1 < chain.count ? chain[index + 1] : nil,
-                deleted: isNewRevision && revision.deleted, hasBody: isNewRevision, storedAt: storage.now)
+                deleted: isNewRevision && revision.deleted, hasBody: isNewRevision,
+                storedAt: storage.now)
             pending.append(
                 PendingRevision(
-                    node: node, body: isNewRevision ? revision.body : nil, blobDigests: isNewRevision ? blobDigests : []))
+                    node: node, body: isNewRevision ? revision.body : nil,
+                    blobDigests: isNewRevision ? blobDigests : []))
         }
         let sequence = try storage.store(
-            docID: revision.docID, collectionID: collectionID, existing: existing, tree: tree, adding: pending)
+            docID: revision.docID, collectionID: collectionID, existing: existing, tree: tree,
+            adding: pending)
         return .inserted(sequence: sequence)
     }
 }

@@ -67,7 +67,8 @@ extension DocumentDatabase {
         guard let text = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'uuid'"),
             let uuid = UUID(uuidString: text)
         else {
-            throw StoreError.corruptDatabase(path: db.description, reason: "missing or malformed database UUID")
+            throw StoreError.corruptDatabase(
+                path: db.description, reason: "missing or malformed database UUID")
         }
         return uuid
     }
@@ -84,7 +85,9 @@ extension DocumentDatabase {
 
 extension DatabaseValueConvertible where Self: StatementColumnConvertible {
     /// Fetches one value through the connection's statement cache.
-    static func fetchOne(_ db: GRDB.Database, cachedSQL sql: String, arguments: StatementArguments = []) throws -> Self? {
+    static func fetchOne(
+        _ db: GRDB.Database, cachedSQL sql: String, arguments: StatementArguments = []
+    ) throws -> Self? {
         try fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
     }
 }

@@ -22,7 +22,9 @@ public final class DocumentDatabase: Sendable {
     let commits = CommitNotifier()
     let collectionIDs = CollectionIDCache()
 
-    init(name: String, path: String, blobDirectory: URL, configuration: StoreConfiguration) throws(StoreError) {
+    init(name: String, path: String, blobDirectory: URL, configuration: StoreConfiguration)
+        throws(StoreError)
+    {
         self.name = name
         self.path = path
         self.configuration = configuration
@@ -59,7 +61,9 @@ public final class DocumentDatabase: Sendable {
     // MARK: - Transactions
 
     /// Runs `body` in a write transaction and wakes change observers once it has committed.
-    func write<T: Sendable>(_ body: @escaping @Sendable (GRDB.Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (GRDB.Database) throws -> T) async throws
+        -> T
+    {
         let result: T
         do {
             result = try await pool.write(body)
@@ -71,7 +75,9 @@ public final class DocumentDatabase: Sendable {
     }
 
     /// Runs `body` on a consistent read-only snapshot.
-    func read<T: Sendable>(_ body: @escaping @Sendable (GRDB.Database) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (GRDB.Database) throws -> T) async throws
+        -> T
+    {
         do {
             return try await pool.read(body)
         } catch {
@@ -95,7 +101,8 @@ extension StoreError {
             case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_FULL, .SQLITE_READONLY:
                 self = .io(path: path, reason: error.message ?? "\(error.resultCode)")
             default:
-                self = .sqlite(code: error.extendedResultCode.rawValue, message: error.message ?? "")
+                self = .sqlite(
+                    code: error.extendedResultCode.rawValue, message: error.message ?? "")
             }
         default:
             self = .io(path: path, reason: String(describing: error))

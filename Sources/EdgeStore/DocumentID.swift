@@ -21,7 +21,8 @@ public enum DocumentID {
             throw .invalidDocumentID(docID, reason: "must not start with '_' (reserved prefix)")
         }
         for scalar in docID.unicodeScalars where isControl(scalar) {
-            throw .invalidDocumentID(docID, reason: "contains control character U+\(hex(scalar.value))")
+            throw .invalidDocumentID(
+                docID, reason: "contains control character U+\(hex(scalar.value))")
         }
     }
 
@@ -35,7 +36,8 @@ public enum DocumentID {
             throw .invalidDocumentID(docID, reason: "longer than \(maxLength) bytes of UTF-8")
         }
         for scalar in docID.unicodeScalars where isControl(scalar) {
-            throw .invalidDocumentID(docID, reason: "contains control character U+\(hex(scalar.value))")
+            throw .invalidDocumentID(
+                docID, reason: "contains control character U+\(hex(scalar.value))")
         }
     }
 

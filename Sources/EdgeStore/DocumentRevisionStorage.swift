@@ -34,15 +34,20 @@ struct DocumentRevisionStorage {
 
     // MARK: - Reading
 
-    static func documentRow(_ db: GRDB.Database, collectionID: Int64, docID: String) throws -> DocumentRow? {
+    static func documentRow(_ db: GRDB.Database, collectionID: Int64, docID: String) throws
+        -> DocumentRow?
+    {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT id, sequence, winning_rev_id, deleted, body_size FROM documents
                 WHERE collection_id = ? AND doc_id = ?
                 """)
-        guard let row = try Row.fetchOne(statement, arguments: [collectionID, docID]) else { return nil }
+        guard let row = try Row.fetchOne(statement, arguments: [collectionID, docID]) else {
+            return nil
+        }
         return DocumentRow(
-            rowID: row[0], sequence: row[1], winningRevID: try storedRevisionID(row[2]), deleted: row[3],
+            rowID: row[0], sequence: row[1], winningRevID: try storedRevisionID(row[2]),
+            deleted: row[3],
             bodySize: row[4])
     }
 
@@ -66,8 +71,11 @@ struct DocumentRevisionStorage {
 
     /// The stored body of a revision: `nil` if the revision is unknown, `.some(nil)` if its body was dropped.
     static func body(_ db: GRDB.Database, docRow: Int64, revID: RevisionID) throws -> Data?? {
-        let statement = try db.cachedStatement(sql: "SELECT body FROM revisions WHERE doc_row = ? AND rev_id = ?")
-        guard let row = try Row.fetchOne(statement, arguments: [docRow, revID.description]) else { return nil }
+        let statement = try db.cachedStatement(
+            sql: "SELECT body FROM revisions WHERE doc_row = ? AND rev_id = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [docRow, revID.description]) else {
+            return nil
+        }
         return .some(row[0] as Data?)
     }
 
@@ -75,7 +83,8 @@ struct DocumentRevisionStorage {
         do {
             return try RevisionID(text)
         } catch {
-            throw StoreError.corruptDatabase(path: "revisions", reason: "stored revision ID '\(text)' is malformed")
+            throw StoreError.corruptDatabase(
+                path: "revisions", reason: "stored revision ID '\(text)' is malformed")
         }
     }
 
@@ -110,7 +119,8 @@ struct DocumentRevisionStorage {
         let droppedBodies = tree.bodiesToDrop(retention: configuration.bodyRetention, now: now)
         for revID in droppedBodies { tree.dropBody(of: revID) }
         guard let winner = tree.winner else {
-            throw StoreError.corruptDatabase(path: "revisions", reason: "document '\(docID)' has no leaf revision")
+            throw StoreError.corruptDatabase(
+                path: "revisions", reason: "document '\(docID)' has no leaf revision")
         }
 
         let sequence = try nextSequence()
@@ -119,15 +129,20 @@ struct DocumentRevisionStorage {
         if let existing {
             docRow = existing.rowID
             try db.cachedStatement(
-                sql: "UPDATE documents SET sequence = ?, winning_rev_id = ?, deleted = ?, body_size = ? WHERE id = ?"
-            ).execute(arguments: [sequence, winner.revID.description, winner.deleted, bodySize, docRow])
+                sql:
+                    "UPDATE documents SET sequence = ?, winning_rev_id = ?, deleted = ?, body_size = ? WHERE id = ?"
+            ).execute(arguments: [
+                sequence, winner.revID.description, winner.deleted, bodySize, docRow,
+            ])
         } else {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO documents (collection_id, doc_id, sequence, winning_rev_id, deleted, body_size)
                     VALUES (?, ?, ?, ?, ?, ?)
                     """
-            ).execute(arguments: [collectionID, docID, sequence, winner.revID.description, winner.deleted, bodySize])
+            ).execute(arguments: [
+                collectionID, docID, sequence, winner.revID.description, winner.deleted, bodySize,
+            ])
             docRow = db.lastInsertedRowID
         }
 
@@ -143,7 +158,9 @@ struct DocumentRevisionStorage {
             try insertRevision.execute(arguments: [
                 docRow, node.revID.description, node.parent?.description, node.deleted, now, body,
             ])
-            if body != nil { try insertBlobReferences(revision.blobDigests, docRow: docRow, revID: node.revID) }
+            if body != nil {
+                try insertBlobReferences(revision.blobDigests, docRow: docRow, revID: node.revID)
+            }
         }
         for revID in pruning.removed where pendingByID[revID] == nil {
             try db.cachedStatement(sql: "DELETE FROM revisions WHERE doc_row = ? AND rev_id = ?")
@@ -151,12 +168,16 @@ struct DocumentRevisionStorage {
             try deleteBlobReferences(docRow: docRow, revID: revID)
         }
         for revID in pruning.newRoots where pendingByID[revID] == nil {
-            try db.cachedStatement(sql: "UPDATE revisions SET parent_rev_id = NULL WHERE doc_row = ? AND rev_id = ?")
-                .execute(arguments: [docRow, revID.description])
+            try db.cachedStatement(
+                sql: "UPDATE revisions SET parent_rev_id = NULL WHERE doc_row = ? AND rev_id = ?"
+            )
+            .execute(arguments: [docRow, revID.description])
         }
         for revID in droppedBodies where pendingByID[revID] == nil {
-            try db.cachedStatement(sql: "UPDATE revisions SET body = NULL WHERE doc_row = ? AND rev_id = ?")
-                .execute(arguments: [docRow, revID.description])
+            try db.cachedStatement(
+                sql: "UPDATE revisions SET body = NULL WHERE doc_row = ? AND rev_id = ?"
+            )
+            .execute(arguments: [docRow, revID.description])
             try deleteBlobReferences(docRow: docRow, revID: revID)
         }
         return sequence
@@ -169,8 +190,10 @@ struct DocumentRevisionStorage {
         let dropped = tree.bodiesToDrop(retention: configuration.bodyRetention, now: now)
         for revID in dropped {
             tree.dropBody(of: revID)
-            try db.cachedStatement(sql: "UPDATE revisions SET body = NULL WHERE doc_row = ? AND rev_id = ?")
-                .execute(arguments: [docRow, revID.description])
+            try db.cachedStatement(
+                sql: "UPDATE revisions SET body = NULL WHERE doc_row = ? AND rev_id = ?"
+            )
+            .execute(arguments: [docRow, revID.description])
             try deleteBlobReferences(docRow: docRow, revID: revID)
         }
         return dropped.count
@@ -178,9 +201,14 @@ struct DocumentRevisionStorage {
 
     /// Removes a document, its whole tree and its blob references. The sequence counter is untouched.
     func purge(docRow: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM revision_blobs WHERE doc_row = ?").execute(arguments: [docRow])
-        try db.cachedStatement(sql: "DELETE FROM revisions WHERE doc_row = ?").execute(arguments: [docRow])
-        try db.cachedStatement(sql: "DELETE FROM documents WHERE id = ?").execute(arguments: [docRow])
+        try db.cachedStatement(sql: "DELETE FROM revision_blobs WHERE doc_row = ?").execute(
+            arguments: [docRow])
+        try db.cachedStatement(sql: "DELETE FROM revisions WHERE doc_row = ?").execute(arguments: [
+            docRow
+        ])
+        try db.cachedStatement(sql: "DELETE FROM documents WHERE id = ?").execute(arguments: [
+            docRow
+        ])
     }
 
     private func winnerBodySize(
@@ -193,7 +221,9 @@ struct DocumentRevisionStorage {
         return (body ?? nil)?.count ?? 0
     }
 
-    private func insertBlobReferences(_ digests: Set<String>, docRow: Int64, revID: RevisionID) throws {
+    private func insertBlobReferences(_ digests: Set<String>, docRow: Int64, revID: RevisionID)
+        throws
+    {
         guard !digests.isEmpty else { return }
         let statement = try db.cachedStatement(
             sql: "INSERT OR IGNORE INTO revision_blobs (doc_row, rev_id, digest) VALUES (?, ?, ?)")

@@ -12,7 +12,9 @@ public actor DocumentStore {
     public nonisolated let configuration: StoreConfiguration
     private var openDatabases: [String: DocumentDatabase] = [:]
 
-    private var databasesDirectory: URL { dataDirectory.appendingPathComponent("databases", isDirectory: true) }
+    private var databasesDirectory: URL {
+        dataDirectory.appendingPathComponent("databases", isDirectory: true)
+    }
 
     /// Opens (and creates if needed) the data directory.
     public init(dataDirectory: URL, configuration: StoreConfiguration = .init()) throws {
@@ -20,7 +22,8 @@ public actor DocumentStore {
         self.configuration = configuration
         let databases = dataDirectory.appendingPathComponent("databases", isDirectory: true)
         do {
-            try FileManager.default.createDirectory(at: databases, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: databases, withIntermediateDirectories: true)
         } catch {
             throw StoreError.io(path: databases.path, reason: error.localizedDescription)
         }
@@ -66,8 +69,12 @@ public actor DocumentStore {
     /// `_` or `-` (a subset of Sync Gateway's rules that is safe as a file name everywhere).
     public static func validateDatabaseName(_ name: String) throws(StoreError) {
         let utf8 = Array(name.utf8)
-        guard let first = utf8.first else { throw .invalidDatabaseName(name, reason: "must not be empty") }
-        guard utf8.count <= 100 else { throw .invalidDatabaseName(name, reason: "longer than 100 characters") }
+        guard let first = utf8.first else {
+            throw .invalidDatabaseName(name, reason: "must not be empty")
+        }
+        guard utf8.count <= 100 else {
+            throw .invalidDatabaseName(name, reason: "longer than 100 characters")
+        }
         guard first >= UInt8(ascii: "a") && first <= UInt8(ascii: "z") else {
             throw .invalidDatabaseName(name, reason: "must start with a lowercase letter")
         }
@@ -77,7 +84,8 @@ public actor DocumentStore {
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             guard allowed else {
-                throw .invalidDatabaseName(name, reason: "only lowercase letters, digits, '_' and '-' are allowed")
+                throw .invalidDatabaseName(
+                    name, reason: "only lowercase letters, digits, '_' and '-' are allowed")
             }
         }
     }

@@ -37,15 +37,21 @@ struct JSONBodyScanner {
 
     private mutating func scanDocument() throws(StoreError) -> Set<String> {
         skipWhitespace()
-        guard peek() == UInt8(ascii: "{") else { throw failure("a document body must be a JSON object") }
+        guard peek() == UInt8(ascii: "{") else {
+            throw failure("a document body must be a JSON object")
+        }
         try scanObject(role: .root, depth: 1)
         skipWhitespace()
-        guard position == bytes.count else { throw failure("unexpected data after the JSON object") }
+        guard position == bytes.count else {
+            throw failure("unexpected data after the JSON object")
+        }
         return digests
     }
 
     private mutating func scanValue(role: ObjectRole, depth: Int) throws(StoreError) {
-        guard depth <= Self.maxDepth else { throw failure("nesting deeper than \(Self.maxDepth) levels") }
+        guard depth <= Self.maxDepth else {
+            throw failure("nesting deeper than \(Self.maxDepth) levels")
+        }
         switch peek() {
         case UInt8(ascii: "{"): try scanObject(role: role, depth: depth)
         case UInt8(ascii: "["): try scanArray(depth: depth)
@@ -134,7 +140,8 @@ struct JSONBodyScanner {
         func equals(_ literal: StaticString) -> Bool {
             if hasEscapes { return decoded(in: base) == literal.description }
             guard range.count == literal.utf8CodeUnitCount else { return false }
-            let literalBytes = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+            let literalBytes = UnsafeBufferPointer(
+                start: literal.utf8Start, count: literal.utf8CodeUnitCount)
             return base[range].elementsEqual(literalBytes)
         }
 
@@ -143,7 +150,8 @@ struct JSONBodyScanner {
             guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
             // The string already passed validation, so JSONSerialization cannot fail on it.
             let quoted = Data([UInt8(ascii: "\"")]) + raw + Data([UInt8(ascii: "\"")])
-            let value = try? JSONSerialization.jsonObject(with: quoted, options: [.fragmentsAllowed])
+            let value = try? JSONSerialization.jsonObject(
+                with: quoted, options: [.fragmentsAllowed])
             return value as? String ?? String(decoding: raw, as: UTF8.self)
         }
     }
@@ -156,7 +164,8 @@ struct JSONBodyScanner {
             let byte = bytes[position]
             switch byte {
             case UInt8(ascii: "\""):
-                let string = ScannedString(base: bytes, range: start..<position, hasEscapes: hasEscapes)
+                let string = ScannedString(
+                    base: bytes, range: start..<position, hasEscapes: hasEscapes)
                 position += 1
                 return string
             case UInt8(ascii: "\\"):
@@ -178,11 +187,13 @@ struct JSONBodyScanner {
         guard let escaped = peek() else { throw failure("unterminated escape") }
         position += 1
         switch escaped {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+            UInt8(ascii: "f"),
             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             return
         case UInt8(ascii: "u"):
-            guard position + 4 <= bytes.count, bytes[position..<position + 4].allSatisfy(isHexDigit) else {
+            guard position + 4 <= bytes.count, bytes[position..<position + 4].allSatisfy(isHexDigit)
+            else {
                 throw failure("invalid \\u escape")
             }
             position += 4
@@ -234,7 +245,9 @@ struct JSONBodyScanner {
     private mutating func expectLiteral(_ literal: StaticString) throws(StoreError) {
         let count = literal.utf8CodeUnitCount
         let literalBytes = UnsafeBufferPointer(start: literal.utf8Start, count: count)
-        guard position + count <= bytes.count, bytes[position..<position + count].elementsEqual(literalBytes) else {
+        guard position + count <= bytes.count,
+            bytes[position..<position + count].elementsEqual(literalBytes)
+        else {
             throw failure("invalid literal")
         }
         position += count

@@ -17,14 +17,17 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// Parses and validates a revision ID string.
     public init(_ string: String) throws(StoreError) {
         let utf8 = string.utf8
-        guard let dash = utf8.firstIndex(of: UInt8(ascii: "-")) else { throw .invalidRevisionID(string) }
+        guard let dash = utf8.firstIndex(of: UInt8(ascii: "-")) else {
+            throw .invalidRevisionID(string)
+        }
         let generationBytes = utf8[utf8.startIndex..<dash]
         let digestBytes = utf8[utf8.index(after: dash)...]
         guard !generationBytes.isEmpty, generationBytes.count <= 10,
             generationBytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             let generation = UInt32(Substring(generationBytes)), generation >= 1
         else { throw .invalidRevisionID(string) }
-        guard !digestBytes.isEmpty, digestBytes.count % 2 == 0, digestBytes.count <= 2 * Self.maxDigestBytes,
+        guard !digestBytes.isEmpty, digestBytes.count % 2 == 0,
+            digestBytes.count <= 2 * Self.maxDigestBytes,
             digestBytes.allSatisfy(Self.isLowercaseHex)
         else { throw .invalidRevisionID(string) }
         self.generation = generation
@@ -62,6 +65,7 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
     }
 }

@@ -14,7 +14,8 @@ struct RevisionTree: Sendable {
     private(set) var nodes: [RevisionID: RevisionNode]
 
     init(nodes: [RevisionNode] = []) {
-        self.nodes = Dictionary(nodes.map { ($0.revID, $0) }, uniquingKeysWith: { first, _ in first })
+        self.nodes = Dictionary(
+            nodes.map { ($0.revID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     var isEmpty: Bool { nodes.isEmpty }
@@ -111,7 +112,9 @@ struct RevisionTree: Sendable {
         let maxAgeSeconds = retention.maxAge?.timeInterval
         return distanceFromLeaf.compactMap { revID, distance in
             guard let node = nodes[revID], node.hasBody else { return nil }
-            if let maxDistance = retention.maxAncestorDistance, distance > maxDistance { return revID }
+            if let maxDistance = retention.maxAncestorDistance, distance > maxDistance {
+                return revID
+            }
             if let maxAgeSeconds, now - node.storedAt > maxAgeSeconds { return revID }
             return nil
         }

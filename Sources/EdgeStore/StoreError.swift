@@ -68,7 +68,8 @@ extension StoreError: CustomStringConvertible {
         case .revisionNotFound(let docID, let revID):
             return "revision '\(revID)' of document '\(docID)' not found"
         case .localRevisionMismatch(let docID, let expected, let actual):
-            return "local document '\(docID)': expected revision \(expected ?? "none"), found \(actual ?? "none")"
+            return
+                "local document '\(docID)': expected revision \(expected ?? "none"), found \(actual ?? "none")"
         case .invalidBlobDigest(let digest):
             return "invalid blob digest '\(digest)': expected sha1-<28 base64 characters>"
         case .blobDigestMismatch(let expected, let actual):

@@ -18,14 +18,17 @@ func acknowledge(_ docID: String) {
 }
 
 do {
-    let store = try DocumentStore(dataDirectory: URL(fileURLWithPath: arguments[1], isDirectory: true))
+    let store = try DocumentStore(
+        dataDirectory: URL(fileURLWithPath: arguments[1], isDirectory: true))
     let database = try await store.database(named: "probe")
     let padding = String(repeating: "x", count: 512)
     var round = 0
     while true {
         // Alternate the local save path and the replicator's batched path.
         let saved = "local-\(round)"
-        try await database.save(saved, body: Data(#"{"round":\#(round),"padding":"\#(padding)"}"#.utf8), parentRevID: nil)
+        try await database.save(
+            saved, body: Data(#"{"round":\#(round),"padding":"\#(padding)"}"#.utf8),
+            parentRevID: nil)
         acknowledge(saved)
 
         let batch = (0..<5).map { index in
@@ -38,7 +41,8 @@ do {
         let results = try await database.insertExistingRevisions(batch)
         for (revision, result) in zip(batch, results) {
             guard case .inserted = result else {
-                FileHandle.standardError.write(Data("unexpected result for \(revision.docID): \(result)\n".utf8))
+                FileHandle.standardError.write(
+                    Data("unexpected result for \(revision.docID): \(result)\n".utf8))
                 exit(1)
             }
             acknowledge(revision.docID)

@@ -10,7 +10,10 @@ struct BlobTests {
         #expect(BlobDigest(of: Data()).description == "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")
         let parsed = try BlobDigest("sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")
         #expect(parsed == BlobDigest(of: Data()))
-        for invalid in ["", "sha1-", "md5-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk", "sha1-!!!!7l5rSw0yVb/vlWAYkK/YBwk="] {
+        for invalid in [
+            "", "sha1-", "md5-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk",
+            "sha1-!!!!7l5rSw0yVb/vlWAYkK/YBwk=",
+        ] {
             #expect(throws: StoreError.invalidBlobDigest(invalid)) { try BlobDigest(invalid) }
         }
     }
@@ -29,7 +32,9 @@ struct BlobTests {
             #expect(database.blobs.length(of: digest) == 100_000)
 
             var chunks: [Data] = []
-            for try await chunk in try database.blobs.chunks(of: digest, chunkSize: 16_384) { chunks.append(chunk) }
+            for try await chunk in try database.blobs.chunks(of: digest, chunkSize: 16_384) {
+                chunks.append(chunk)
+            }
             #expect(chunks.count == 7)
             #expect(chunks.dropLast().allSatisfy { $0.count == 16_384 })
             #expect(chunks.reduce(Data(), +) == content)
@@ -41,11 +46,18 @@ struct BlobTests {
     func badDigest() async throws {
         try await withDatabase { database in
             let claimed = BlobDigest(of: json("the real content"))
-            let error = await storeError { try database.blobs.write(json("tampered content"), expectedDigest: claimed) }
-            #expect(error == .blobDigestMismatch(expected: claimed.description, actual: BlobDigest(of: json("tampered content")).description))
+            let error = await storeError {
+                try database.blobs.write(json("tampered content"), expectedDigest: claimed)
+            }
+            #expect(
+                error
+                    == .blobDigestMismatch(
+                        expected: claimed.description,
+                        actual: BlobDigest(of: json("tampered content")).description))
             #expect(!database.blobs.contains(claimed))
             #expect(!database.blobs.contains(BlobDigest(of: json("tampered content"))))
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: database.blobs.temporaryDirectory.path)
+            let leftovers = try FileManager.default.contentsOfDirectory(
+                atPath: database.blobs.temporaryDirectory.path)
             #expect(leftovers.isEmpty)
             let missing = await storeError { _ = try database.blobs.chunks(of: claimed) }
             #expect(missing == .blobNotFound(digest: claimed.description))
@@ -55,7 +67,8 @@ struct BlobTests {
 
     @Test("Garbage collection keeps referenced blobs and deletes the rest")
     func garbageCollection() async throws {
-        try await withDatabase(configuration: .init(bodyRetention: .init(maxAncestorDistance: 0))) { database in
+        try await withDatabase(configuration: .init(bodyRetention: .init(maxAncestorDistance: 0))) {
+            database in
             let photo = try database.blobs.write(json("photo bytes"))
             let legacy = try database.blobs.write(json("legacy attachment"))
             let orphan = try database.blobs.write(json("nobody uses me"))
@@ -66,7 +79,9 @@ struct BlobTests {
                  "_attachments":{"notes.txt":{"digest":"\(legacy)","length":17,"stub":true}}}
                 """
             try await database.save("doc", body: json(body), parentRevID: nil)
-            let first = try await database.save("other", body: json(#"{"a":{"@type":"blob","digest":"\#(replaced)"}}"#), parentRevID: nil)
+            let first = try await database.save(
+                "other", body: json(#"{"a":{"@type":"blob","digest":"\#(replaced)"}}"#),
+                parentRevID: nil)
             #expect(try await database.isBlobReferenced(replaced))
             // The new revision drops the blob; with no ancestor bodies retained, nothing references it.
             try await database.save("other", body: json(#"{"a":null}"#), parentRevID: first.revID)

@@ -12,19 +12,28 @@ struct ChangesTests {
             let b = try await database.save("b", body: json("{}"), parentRevID: nil)
             let c = try await database.save("c", body: json("{}"), parentRevID: nil)
             let deletedB = try await database.delete("b", parentRevID: b.revID)
-            let a2 = try await database.save("a", body: json(#"{"x":"123456"}"#), parentRevID: a.revID)
+            let a2 = try await database.save(
+                "a", body: json(#"{"x":"123456"}"#), parentRevID: a.revID)
 
             let all = try await database.changes(since: 0)
             #expect(all.map(\.docID) == ["c", "b", "a"])
             #expect(all.map(\.sequence) == [c.sequence, deletedB.sequence, a2.sequence])
-            #expect(all[2] == Change(sequence: a2.sequence, docID: "a", revID: a2.revID, deleted: false, bodySize: 14))
+            #expect(
+                all[2]
+                    == Change(
+                        sequence: a2.sequence, docID: "a", revID: a2.revID, deleted: false,
+                        bodySize: 14))
             #expect(all[1].deleted)
             #expect(all[1].bodySize == 2)
 
             #expect(try await database.changes(since: c.sequence).map(\.docID) == ["b", "a"])
             #expect(try await database.changes(since: 0, limit: 2).map(\.docID) == ["c", "b"])
-            #expect(try await database.changes(since: 0, options: .init(activeOnly: true)).map(\.docID) == ["c", "a"])
-            #expect(try await database.changes(since: 0, options: .init(docIDs: ["a", "b", "zz"])).map(\.docID) == ["b", "a"])
+            #expect(
+                try await database.changes(since: 0, options: .init(activeOnly: true)).map(\.docID)
+                    == ["c", "a"])
+            #expect(
+                try await database.changes(since: 0, options: .init(docIDs: ["a", "b", "zz"])).map(
+                    \.docID) == ["b", "a"])
             #expect(try await database.changes(since: 0, options: .init(docIDs: [])) == [])
         }
     }
@@ -35,12 +44,19 @@ struct ChangesTests {
             let orders = try CollectionName(scope: "shop", name: "orders")
             let users = try CollectionName(parsing: "users")
             try await database.createCollection(users)
-            let inDefault = try await database.save("doc", body: json(#"{"where":"default"}"#), parentRevID: nil)
-            let inOrders = try await database.save("doc", body: json(#"{"where":"orders"}"#), parentRevID: nil, in: orders)
+            let inDefault = try await database.save(
+                "doc", body: json(#"{"where":"default"}"#), parentRevID: nil)
+            let inOrders = try await database.save(
+                "doc", body: json(#"{"where":"orders"}"#), parentRevID: nil, in: orders)
             #expect(inOrders.sequence == inDefault.sequence + 1)
-            #expect(try await database.document("doc", in: orders)?.body == json(#"{"where":"orders"}"#))
+            #expect(
+                try await database.document("doc", in: orders)?.body == json(#"{"where":"orders"}"#)
+            )
             #expect(try await database.document("doc")?.body == json(#"{"where":"default"}"#))
-            #expect(try await database.changes(in: orders, since: 0).map(\.sequence) == [inOrders.sequence])
+            #expect(
+                try await database.changes(in: orders, since: 0).map(\.sequence) == [
+                    inOrders.sequence
+                ])
             #expect(try await database.changes(in: users, since: 0) == [])
             #expect(try await database.collections() == [.default, users, orders])
             let missing = try CollectionName(scope: "nope", name: "nothing")
@@ -63,7 +79,9 @@ struct ChangesTests {
             await startedIterator.next()
             // Give the consumer time to find nothing and suspend; correctness does not depend on it.
             try await Task.sleep(for: .milliseconds(50))
-            let saved = try await Task.detached { try await database.save("late", body: json("{}"), parentRevID: nil) }.value
+            let saved = try await Task.detached {
+                try await database.save("late", body: json("{}"), parentRevID: nil)
+            }.value
             let batch = try await consumer.value
             #expect(batch?.map(\.docID) == ["late"])
             #expect(batch?.first?.sequence == saved.sequence)
@@ -77,9 +95,12 @@ struct ChangesTests {
             let writer = Task.detached {
                 for index in 0..<total {
                     if index % 3 == 0 {
-                        _ = try await database.insertExistingRevisions([existing("pulled-\(index)", 2, "a")])
+                        _ = try await database.insertExistingRevisions([
+                            existing("pulled-\(index)", 2, "a")
+                        ])
                     } else {
-                        try await database.save("doc-\(index)", body: json(#"{"i":\#(index)}"#), parentRevID: nil)
+                        try await database.save(
+                            "doc-\(index)", body: json(#"{"i":\#(index)}"#), parentRevID: nil)
                     }
                 }
             }
@@ -102,12 +123,18 @@ struct ChangesTests {
     func cancellation() async throws {
         try await withDatabase { database in
             try await database.save("first", body: json("{}"), parentRevID: nil)
+            let (received, receivedContinuation) = AsyncStream.makeStream(of: Void.self)
             let consumer = Task {
                 var batches = 0
-                for try await _ in database.changeFeed(since: 0) { batches += 1 }
+                for try await _ in database.changeFeed(since: 0) {
+                    batches += 1
+                    receivedContinuation.yield()
+                }
                 return batches
             }
-            try await Task.sleep(for: .milliseconds(50))
+            var receivedIterator = received.makeAsyncIterator()
+            await receivedIterator.next()
+            // The consumer is now waiting (or about to wait) for a commit that never comes.
             consumer.cancel()
             #expect(try await consumer.value == 1)
         }

@@ -43,7 +43,9 @@ struct CrashSafetyTests {
                 if chunk.isEmpty { break }
                 received += chunk
             }
-            guard process.isRunning else { throw ProbeError.exitedEarly(status: process.terminationStatus) }
+            guard process.isRunning else {
+                throw ProbeError.exitedEarly(status: process.terminationStatus)
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
@@ -51,15 +53,19 @@ struct CrashSafetyTests {
             received += reader.readDataToEndOfFile()
 
             // Only complete lines are acknowledgements.
-            var lines = received.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            var lines = received.split(
+                separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             lines.removeLast()
             let acknowledged = lines.map { String(decoding: $0, as: UTF8.self) }
             #expect(acknowledged.count >= 600)
 
-            let database = try await DocumentStore(dataDirectory: directory).database(named: "probe", createIfMissing: false)
+            let database = try await DocumentStore(dataDirectory: directory).database(
+                named: "probe", createIfMissing: false)
             #expect(try await database.integrityCheck() == ["ok"])
             var missing: [String] = []
-            for docID in acknowledged where try await database.document(docID) == nil { missing.append(docID) }
+            for docID in acknowledged where try await database.document(docID) == nil {
+                missing.append(docID)
+            }
             #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")
         }
     }

@@ -10,7 +10,8 @@ struct RevisionTreeTests {
         try await withDatabase { database in
             let first = try await database.save("doc", body: json(#"{"n":1}"#), parentRevID: nil)
             #expect(first.revID.generation == 1)
-            let second = try await database.save("doc", body: json(#"{"n":2}"#), parentRevID: first.revID)
+            let second = try await database.save(
+                "doc", body: json(#"{"n":2}"#), parentRevID: first.revID)
             #expect(second.revID.generation == 2)
             #expect(second.sequence > first.sequence)
 
@@ -21,11 +22,17 @@ struct RevisionTreeTests {
             #expect(try await database.revisionHistory("doc", revID: second.revID) == [first.revID])
 
             // Saving on a stale parent, or without a parent on a live document, is a conflict.
-            let stale = await storeError { try await database.save("doc", body: json("{}"), parentRevID: first.revID) }
+            let stale = await storeError {
+                try await database.save("doc", body: json("{}"), parentRevID: first.revID)
+            }
             #expect(stale == .conflict(docID: "doc", currentRevID: second.revID.description))
-            let noParent = await storeError { try await database.save("doc", body: json("{}"), parentRevID: nil) }
+            let noParent = await storeError {
+                try await database.save("doc", body: json("{}"), parentRevID: nil)
+            }
             #expect(noParent == .conflict(docID: "doc", currentRevID: second.revID.description))
-            let unknown = await storeError { try await database.save("doc", body: json("{}"), parentRevID: rev(2, "f")) }
+            let unknown = await storeError {
+                try await database.save("doc", body: json("{}"), parentRevID: rev(2, "f"))
+            }
             #expect(unknown == .conflict(docID: "doc", currentRevID: second.revID.description))
         }
     }
@@ -33,8 +40,10 @@ struct RevisionTreeTests {
     @Test("Identical edits produce identical revision IDs")
     func deterministicRevisionIDs() async throws {
         try await withDatabase { database in
-            let a = try await database.save("a", body: json(#"{"x":1,"y":[true,null]}"#), parentRevID: nil)
-            let b = try await database.save("b", body: json(#"{ "y" : [true, null], "x" : 1 }"#), parentRevID: nil)
+            let a = try await database.save(
+                "a", body: json(#"{"x":1,"y":[true,null]}"#), parentRevID: nil)
+            let b = try await database.save(
+                "b", body: json(#"{ "y" : [true, null], "x" : 1 }"#), parentRevID: nil)
             #expect(a.revID == b.revID)
         }
     }
@@ -43,7 +52,9 @@ struct RevisionTreeTests {
     func badJSON() async throws {
         try await withDatabase { database throws in
             for body in ["", "[]", "42", "{", #"{"a":}"#, #"{"a":1,}"#, "{} {}", #"{"a":"\x"}"#] {
-                let error = await storeError { try await database.save("doc", body: json(body), parentRevID: nil) }
+                let error = await storeError {
+                    try await database.save("doc", body: json(body), parentRevID: nil)
+                }
                 guard case .invalidJSON = error else {
                     Issue.record("body \(body) gave \(String(describing: error))")
                     continue
@@ -57,9 +68,12 @@ struct RevisionTreeTests {
     func winnerRules() async throws {
         try await withDatabase { database in
             // Two branches of equal generation: the greater digest wins.
-            _ = try await database.insertExistingRevisions([existing("doc", 2, "a"), existing("doc", 2, "b")])
+            _ = try await database.insertExistingRevisions([
+                existing("doc", 2, "a"), existing("doc", 2, "b"),
+            ])
             #expect(try await database.document("doc")?.revID == rev(2, "b"))
-            #expect(try await database.leafRevisions("doc").map(\.revID) == [rev(2, "b"), rev(2, "a")])
+            #expect(
+                try await database.leafRevisions("doc").map(\.revID) == [rev(2, "b"), rev(2, "a")])
 
             // A higher generation wins over a greater digest.
             _ = try await database.insertExistingRevisions([existing("doc", 3, "a")])
@@ -80,12 +94,15 @@ struct RevisionTreeTests {
     @Test("A conflicting branch can be resolved by deleting the losing leaf")
     func resolveConflict() async throws {
         try await withDatabase { database in
-            _ = try await database.insertExistingRevisions([existing("doc", 2, "a"), existing("doc", 2, "b")])
+            _ = try await database.insertExistingRevisions([
+                existing("doc", 2, "a"), existing("doc", 2, "b"),
+            ])
             let resolved = try await database.delete("doc", parentRevID: rev(2, "a"))
             #expect(resolved.revID.generation == 3)
             #expect(try await database.document("doc")?.revID == rev(2, "b"))
             // Saving on top of the winner now works; the tombstoned branch stays a (deleted) leaf.
-            let next = try await database.save("doc", body: json(#"{"merged":true}"#), parentRevID: rev(2, "b"))
+            let next = try await database.save(
+                "doc", body: json(#"{"merged":true}"#), parentRevID: rev(2, "b"))
             #expect(try await database.document("doc")?.revID == next.revID)
         }
     }
@@ -96,7 +113,8 @@ struct RevisionTreeTests {
             var parent: RevisionID?
             var revisions: [RevisionID] = []
             for index in 1...12 {
-                let saved = try await database.save("doc", body: json(#"{"n":\#(index)}"#), parentRevID: parent)
+                let saved = try await database.save(
+                    "doc", body: json(#"{"n":\#(index)}"#), parentRevID: parent)
                 parent = saved.revID
                 revisions.append(saved.revID)
             }
@@ -120,11 +138,16 @@ struct RevisionTreeTests {
             // Branch "b" forks from 2-a and grows; branch "a" stays short.
             let trunk = chain(2, "a")
             let branch = ExistingRevision(
-                docID: "doc", revID: rev(6, "b"), history: [rev(5, "b"), rev(4, "b"), rev(3, "b")] + trunk, body: json("{}"))
+                docID: "doc", revID: rev(6, "b"),
+                history: [rev(5, "b"), rev(4, "b"), rev(3, "b")] + trunk, body: json("{}"))
             _ = try await database.insertExistingRevisions([existing("doc", 3, "a"), branch])
-            #expect(try await database.leafRevisions("doc").map(\.revID) == [rev(6, "b"), rev(3, "a")])
+            #expect(
+                try await database.leafRevisions("doc").map(\.revID) == [rev(6, "b"), rev(3, "a")])
             #expect(try await database.revisionHistory("doc", revID: rev(3, "a")) == trunk)
-            #expect(try await database.revisionHistory("doc", revID: rev(6, "b")) == [rev(5, "b"), rev(4, "b")])
+            #expect(
+                try await database.revisionHistory("doc", revID: rev(6, "b")) == [
+                    rev(5, "b"), rev(4, "b"),
+                ])
         }
     }
 }

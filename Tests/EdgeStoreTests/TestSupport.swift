@@ -40,12 +40,14 @@ func chain(_ generation: UInt32, _ digit: Character) -> [RevisionID] {
 
 /// An existing revision with its full history down to generation 1, all with the same digest digit.
 func existing(
-    _ docID: String, _ generation: UInt32, _ digit: Character, body: String = #"{"v":1}"#, deleted: Bool = false,
+    _ docID: String, _ generation: UInt32, _ digit: Character, body: String = #"{"v":1}"#,
+    deleted: Bool = false,
     noConflicts: Bool = false
 ) -> ExistingRevision {
     let revisions = chain(generation, digit)
     return ExistingRevision(
-        docID: docID, revID: revisions[0], history: Array(revisions.dropFirst()), deleted: deleted, body: json(body),
+        docID: docID, revID: revisions[0], history: Array(revisions.dropFirst()), deleted: deleted,
+        body: json(body),
         noConflicts: noConflicts)
 }
 

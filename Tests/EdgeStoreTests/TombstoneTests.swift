@@ -17,11 +17,16 @@ struct TombstoneTests {
             #expect(try await database.revision("doc", revID: deleted.revID)?.deleted == true)
 
             // Deleting again is refused; saving without a parent revives the document on the tombstone.
-            let again = await storeError { try await database.delete("doc", parentRevID: deleted.revID) }
+            let again = await storeError {
+                try await database.delete("doc", parentRevID: deleted.revID)
+            }
             #expect(again == .documentNotFound(docID: "doc"))
             let revived = try await database.save("doc", body: json(#"{"a":2}"#), parentRevID: nil)
             #expect(revived.revID.generation == 3)
-            #expect(try await database.revisionHistory("doc", revID: revived.revID) == [deleted.revID, created.revID])
+            #expect(
+                try await database.revisionHistory("doc", revID: revived.revID) == [
+                    deleted.revID, created.revID,
+                ])
             #expect(try await database.document("doc")?.deleted == false)
         }
     }
@@ -29,7 +34,9 @@ struct TombstoneTests {
     @Test("Pulled tombstones are stored as deleted revisions")
     func pulledTombstone() async throws {
         try await withDatabase { database in
-            let results = try await database.insertExistingRevisions([existing("doc", 2, "d", body: "{}", deleted: true)])
+            let results = try await database.insertExistingRevisions([
+                existing("doc", 2, "d", body: "{}", deleted: true)
+            ])
             guard case .inserted = results.first else {
                 Issue.record("not inserted: \(results)")
                 return
@@ -52,7 +59,8 @@ struct TombstoneTests {
             #expect(missing == .documentNotFound(docID: "doc"))
 
             // A recreated document starts a new tree with a new, higher sequence.
-            let recreated = try await database.save("doc", body: json(#"{"a":1}"#), parentRevID: nil)
+            let recreated = try await database.save(
+                "doc", body: json(#"{"a":1}"#), parentRevID: nil)
             #expect(recreated.revID == first.revID)
             #expect(recreated.sequence > first.sequence)
             #expect(try await database.lastSequence() == recreated.sequence)

@@ -37,8 +37,20 @@ final class StoreService: Service, HealthReporting {
         self.databases = databases
     }
 
+    /// How often expired delta bases and unreferenced blobs are swept. Hourly keeps the work small and the
+    /// disk bounded; nothing correctness-related waits on it.
+    static let maintenanceInterval = Duration.seconds(3600)
+
     func run() async throws {
-        try? await gracefulShutdown()
+        // The sweep stops as soon as shutdown begins; a sweep in flight is one write transaction, which
+        // finishes or rolls back as a whole.
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.maintenanceInterval)
+                guard !Task.isCancelled else { break }
+                await self.sweep()
+            }
+        }
         for database in databases {
             do {
                 try database.close()
@@ -47,6 +59,23 @@ final class StoreService: Service, HealthReporting {
             }
         }
         logger.info("databases closed")
+    }
+
+    func sweep() async {
+        for database in databases {
+            do {
+                let bodies = try await database.dropExpiredRevisionBodies()
+                let blobs = try await database.collectGarbageBlobs()
+                if bodies > 0 || blobs > 0 {
+                    logger.info(
+                        "store maintenance",
+                        metadata: ["database": "\(database.name)", "revisionBodiesDropped": "\(bodies)", "blobsCollected": "\(blobs)"]
+                    )
+                }
+            } catch {
+                logger.error("store maintenance failed", metadata: ["database": "\(database.name)", "error": "\(error)"])
+            }
+        }
     }
 
     func healthReports() async -> [ComponentHealth] {

@@ -35,6 +35,23 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
 
+        // libqrencode, for pairing QR codes.
+        .systemLibrary(
+            name: "CQREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+
+        // Pairing payloads (address + certificate digests) and their QR renderings: terminal, PNG, SVG.
+        .target(
+            name: "EdgePairing",
+            dependencies: [
+                "CQREncode",
+                "CZlib",
+                "EdgeIdentity",
+            ]
+        ),
+
         // Pure, transport-free BLIP 3 framing, compression and message assembly.
         .target(
             name: "BLIPCodec",
@@ -138,6 +155,8 @@ let package = Package(
             name: "EdgeGatewayCLI",
             dependencies: [
                 "EdgeGatewayApp",
+                "EdgePairing",
+                "EdgeIdentity",
                 "EdgeConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -189,6 +208,10 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
+        ),
+        .testTarget(
+            name: "EdgePairingTests",
+            dependencies: ["EdgePairing", "EdgeIdentity"]
         ),
         .testTarget(
             name: "EdgeStoreTests",

@@ -1,0 +1,1 @@
+// Module `EdgePairing`: see README's architecture section.

@@ -1,1 +1,164 @@
-// Module `BLIPConnection`: see README's architecture section.
+import BLIPCodec
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// Answers one request; return `request.reply(...)`, or throw a `BLIPErrorReply` to send an error reply.
+public typealias BLIPRequestHandler = @Sendable (BLIPMessage) async throws -> BLIPMessage
+
+/// A BLIP 3 connection over a WebSocket, server- or client-side.
+///
+/// Create it, register handlers, then call `run(inbound:outbound:)` from the WebSocket handler closure;
+/// `run` returns when the socket closes. Requests can be sent from any task while it runs.
+public actor BLIPConnection {
+    public struct Configuration: Sendable {
+        /// Frame sizes and the flow-control window of outgoing messages.
+        public var outbox = Outbox.Configuration()
+        /// The largest incoming WebSocket message (one BLIP frame); LiteCore's limit is 1 MiB.
+        public var maxIncomingFrameSize = BLIPFrameDecoder.defaultMaxFrameSize
+        /// The most bytes one incoming compressed frame may inflate to.
+        public var maxInflatedFrameSize = BLIPFrameDecoder.defaultMaxInflatedFrameSize
+        /// The largest incoming message.
+        public var maxIncomingMessageSize = MessageAssembler.defaultMaxMessageSize
+        /// Outgoing bytes queued but not yet framed at which `sendRequest`/`sendNoReply` wait.
+        public var maxQueuedBytes = 4 << 20
+        /// zlib level for outgoing compressed messages; 0 never compresses.
+        public var compressionLevel: Int32 = 6
+
+        public init() {}
+    }
+
+    enum State {
+        case idle
+        case running
+        /// Sending what is ready, then the close frame.
+        case closing(WebSocketCloseCode, reason: String?)
+        case closed(BLIPConnectionError)
+    }
+
+    /// The negotiated `Sec-WebSocket-Protocol`, e.g. `BLIP_3+CBMobile_3`.
+    public nonisolated let subprotocol: String
+    public nonisolated let configuration: Configuration
+    nonisolated let logger: Logger
+
+    var state = State.idle
+    var outbox: Outbox
+    let decoder: BLIPFrameDecoder
+    var assembler: MessageAssembler
+    var handlers: [String: BLIPRequestHandler] = [:]
+    var pendingReplies: [UInt64: CheckedContinuation<BLIPMessage, any Error>] = [:]
+    var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
+    var writerWakeUp: CheckedContinuation<Void, Never>?
+    var incomingRequests: AsyncStream<BLIPMessage>.Continuation?
+    var outbound: WebSocketOutboundWriter?
+
+    public init(
+        subprotocol: String,
+        configuration: Configuration = Configuration(),
+        logger: Logger
+    ) throws(CompressionSetupError) {
+        self.subprotocol = subprotocol
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "blip.subprotocol"] = .string(subprotocol)
+        self.logger = logger
+        outbox = Outbox(
+            configuration: configuration.outbox,
+            encoder: try BLIPFrameEncoder(compressionLevel: configuration.compressionLevel)
+        )
+        decoder = try BLIPFrameDecoder(
+            maxFrameSize: configuration.maxIncomingFrameSize,
+            maxInflatedFrameSize: configuration.maxInflatedFrameSize
+        )
+        assembler = MessageAssembler(maxMessageSize: configuration.maxIncomingMessageSize)
+    }
+
+    /// Runs the connection until the WebSocket closes; returns why it ended.
+    ///
+    /// Rethrows WebSocket-level errors from `inbound` so that the WebSocket layer closes with its own code.
+    @discardableResult
+    public nonisolated func run(
+        inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter
+    ) async throws -> BLIPConnectionError {
+        let (requests, requestSink) = AsyncStream.makeStream(of: BLIPMessage.self)
+        try await start(outbound: outbound, requestSink: requestSink)
+        var socketError: (any Error)?
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.writeLoop(outbound) }
+            group.addTask { await self.dispatchRequests(requests) }
+            do {
+                try await readLoop(inbound)
+            } catch {
+                socketError = error
+            }
+            await finish(.closedByPeer)
+            group.cancelAll()
+        }
+        if let socketError {
+            throw socketError
+        }
+        return await closeReason
+    }
+
+    /// True while requests can be sent.
+    public var isOpen: Bool {
+        if case .running = state { return true }
+        return false
+    }
+
+    /// Outgoing message bytes not yet framed, stalled messages included.
+    public var queuedOutgoingBytes: Int { outbox.pendingBytes }
+
+    /// Outgoing messages waiting for the peer's ACK before they may continue.
+    public var stalledOutgoingMessages: Int { outbox.stalledCount }
+
+    var closeReason: BLIPConnectionError {
+        if case .closed(let reason) = state { return reason }
+        return .closedByPeer
+    }
+
+    private func start(
+        outbound: WebSocketOutboundWriter,
+        requestSink: AsyncStream<BLIPMessage>.Continuation
+    ) throws(BLIPConnectionError) {
+        guard case .idle = state else {
+            throw .alreadyStarted
+        }
+        state = .running
+        self.outbound = outbound
+        incomingRequests = requestSink
+    }
+
+    /// Reads WebSocket messages (reassembling fragmented ones) and feeds them to the BLIP decoder.
+    private nonisolated func readLoop(_ inbound: WebSocketInboundStream) async throws {
+        var message = ByteBuffer()
+        var isFragmented = false
+        for try await frame in inbound {
+            switch frame.opcode {
+            case .text:
+                await fail(.textMessageReceived)
+                return
+            case .binary:
+                message = frame.data
+                isFragmented = !frame.fin
+            case .continuation:
+                guard isFragmented else { continue }
+                var data = frame.data
+                message.writeBuffer(&data)
+                isFragmented = !frame.fin
+            }
+            if message.readableBytes > configuration.maxIncomingFrameSize {
+                await fail(
+                    .protocolViolation(
+                        .frameTooLarge(size: message.readableBytes, limit: configuration.maxIncomingFrameSize)
+                    )
+                )
+                return
+            }
+            if !isFragmented {
+                guard await receive(Array(message.readableBytesView)) else { return }
+            }
+        }
+    }
+}

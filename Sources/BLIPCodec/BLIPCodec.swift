@@ -1,1 +1,0 @@
-// Module `BLIPCodec`: see README's architecture section.

@@ -1,0 +1,65 @@
+/// Encodes the data frames of one outgoing direction, with its long-lived deflater and running CRC.
+///
+/// Frames must be sent in the order they are encoded.
+public final class BLIPFrameEncoder {
+    private let deflater: Deflater?
+    private var crc = CRC32()
+
+    /// - Parameter compressionLevel: zlib level 1–9, or 0 to never compress (as LiteCore's
+    ///   `BLIPCompressionLevel` option).
+    public init(compressionLevel: Int32 = 6) throws(CompressionSetupError) {
+        deflater = compressionLevel > 0 ? try Deflater(level: compressionLevel) : nil
+    }
+
+    /// Whether `encodeFrame` honours `compress`.
+    public var compresses: Bool { deflater != nil }
+
+    /// The running CRC-32 of everything encoded so far.
+    public var checksum: UInt32 { crc.value }
+
+    /// The bytes of the header of a frame for message `number`.
+    public static func headerLength(number: UInt64) -> Int {
+        Varint.encodedLength(of: number) + 1
+    }
+
+    /// The most message bytes that fit a frame of `frameSize` bytes, compressed or not.
+    public func maxChunkLength(frameSize: Int, number: UInt64, compress: Bool) -> Int {
+        let room = frameSize - Self.headerLength(number: number) - 4
+        guard compress && compresses else { return max(room, 1) }
+        // Inverts Deflater.maxCompressedLength, so even incompressible chunks fit the frame.
+        return max(room - 16 - (room >> 11), 1)
+    }
+
+    /// Encodes one data frame carrying `chunk` of a message's bytes.
+    ///
+    /// `flags` must not contain `compressed`; it is set when `compress` is true and compression is on.
+    public func encodeFrame(
+        number: UInt64,
+        type: BLIPFrameType,
+        flags: BLIPFrameFlags,
+        chunk: ArraySlice<UInt8>,
+        compress: Bool
+    ) -> [UInt8] {
+        var flags = flags.subtracting(.compressed)
+        let deflater = compress ? self.deflater : nil
+        if deflater != nil {
+            flags.insert(.compressed)
+        }
+        var frame: [UInt8] = []
+        frame.reserveCapacity(Self.headerLength(number: number) + Deflater.maxCompressedLength(forInputLength: chunk.count) + 4)
+        Varint.append(number, to: &frame)
+        frame.append(flags.byte(for: type))
+        if let deflater {
+            deflater.compress(chunk, appendingTo: &frame)
+        } else {
+            frame.append(contentsOf: chunk)
+        }
+        crc.update(chunk)
+        let checksum = crc.value
+        frame.append(UInt8(truncatingIfNeeded: checksum >> 24))
+        frame.append(UInt8(truncatingIfNeeded: checksum >> 16))
+        frame.append(UInt8(truncatingIfNeeded: checksum >> 8))
+        frame.append(UInt8(truncatingIfNeeded: checksum))
+        return frame
+    }
+}

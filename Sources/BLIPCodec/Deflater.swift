@@ -1,0 +1,85 @@
+import CZlib
+
+/// zlib could not set up a compression stream (out of memory or invalid parameters).
+public struct CompressionSetupError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let zlibCode: Int32
+
+    public var description: String { "zlib stream setup failed with code \(zlibCode)" }
+}
+
+/// The long-lived raw-deflate compressor of one outgoing direction.
+///
+/// BLIP shares one deflate stream across all frames and messages of a connection: each frame's data is
+/// deflated with a sync flush and the resulting `00 00 FF FF` trailer is dropped before sending.
+public final class Deflater {
+    /// The bytes that every sync flush ends with and that BLIP leaves off the wire.
+    public static let syncFlushTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
+
+    private static let scratchSize = 64 * 1024
+
+    private let stream: UnsafeMutablePointer<z_stream>
+    /// zlib writes here and the output is appended from it, so no buffer is zero-filled per frame.
+    private let scratch: UnsafeMutablePointer<UInt8>
+
+    /// Level 6 and memLevel 9 are LiteCore's settings; with them zlib reproduces Couchbase Lite's
+    /// single-frame compressed messages byte for byte.
+    public init(level: Int32 = 6, memoryLevel: Int32 = 9) throws(CompressionSetupError) {
+        // zlib keeps a pointer back to the z_stream, so it must not move: allocate it on the heap.
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let status = CZlib_deflateInit2(stream, level, -15, memoryLevel)
+        guard status == Z_OK else {
+            stream.deallocate()
+            throw CompressionSetupError(zlibCode: status)
+        }
+        scratch = .allocate(capacity: Self.scratchSize)
+    }
+
+    deinit {
+        deflateEnd(stream)
+        stream.deallocate()
+        scratch.deallocate()
+    }
+
+    /// An upper bound for the bytes `compress` appends for `inputLength` bytes of input.
+    ///
+    /// Incompressible input becomes stored blocks (5 bytes of overhead per block of at most 16 KiB at
+    /// memLevel 9); the margin also covers a pending bit buffer and the stripped flush block.
+    public static func maxCompressedLength(forInputLength inputLength: Int) -> Int {
+        inputLength + (inputLength >> 11) + 16
+    }
+
+    /// Compresses `input`, sync-flushes, and appends the output without its `00 00 FF FF` trailer.
+    public func compress(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
+        let start = output.count
+        stream.pointee.next_in = UnsafeMutablePointer(
+            mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self)
+        )
+        stream.pointee.avail_in = uInt(input.count)
+        defer {
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
+        }
+        while true {
+            stream.pointee.next_out = scratch
+            stream.pointee.avail_out = uInt(Self.scratchSize)
+            let status = deflate(stream, Z_SYNC_FLUSH)
+            let count = Self.scratchSize - Int(stream.pointee.avail_out)
+            output.append(contentsOf: UnsafeBufferPointer(start: scratch, count: count))
+            // With a sync flush, deflate is done once it leaves output space unused.
+            if stream.pointee.avail_out != 0 || (status != Z_OK && status != Z_BUF_ERROR) {
+                break
+            }
+        }
+        let trailerLength = Self.syncFlushTrailer.count
+        if output.count - start >= trailerLength,
+            output[(output.count - trailerLength)...].elementsEqual(Self.syncFlushTrailer)
+        {
+            output.removeLast(trailerLength)
+        }
+    }
+
+    public func compress(_ input: ArraySlice<UInt8>, appendingTo output: inout [UInt8]) {
+        input.withUnsafeBytes { compress($0, appendingTo: &output) }
+    }
+}

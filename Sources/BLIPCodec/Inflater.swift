@@ -1,0 +1,113 @@
+import CZlib
+
+/// The long-lived raw-deflate decompressor of one incoming direction.
+///
+/// It is never reset: compressed frames refer back into earlier frames and messages of the connection.
+public final class Inflater {
+    private static let scratchSize = 64 * 1024
+
+    private let stream: UnsafeMutablePointer<z_stream>
+    /// zlib writes here and the output is appended from it, so no buffer is zero-filled per frame.
+    private let scratch: UnsafeMutablePointer<UInt8>
+
+    public init() throws(CompressionSetupError) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let status = CZlib_inflateInit2(stream, -15)
+        guard status == Z_OK else {
+            stream.deallocate()
+            throw CompressionSetupError(zlibCode: status)
+        }
+        scratch = .allocate(capacity: Self.scratchSize)
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deallocate()
+        scratch.deallocate()
+    }
+
+    /// Inflates one frame's payload (restoring the `00 00 FF FF` sync-flush trailer) and appends the output.
+    ///
+    /// Throws once the frame's output would exceed `limit` bytes, so a small "deflate bomb" frame cannot
+    /// make the receiver allocate without bound.
+    public func inflate(
+        _ payload: UnsafeRawBufferPointer,
+        appendingTo output: inout [UInt8],
+        limit: Int
+    ) throws(BLIPProtocolError) {
+        var produced = 0
+        try run(input: payload, output: &output, produced: &produced, limit: limit)
+        var failure: BLIPProtocolError?
+        Deflater.syncFlushTrailer.withUnsafeBytes { trailer in
+            do throws(BLIPProtocolError) {
+                try run(input: trailer, output: &output, produced: &produced, limit: limit)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure {
+            throw failure
+        }
+    }
+
+    public func inflate(
+        _ payload: ArraySlice<UInt8>,
+        appendingTo output: inout [UInt8],
+        limit: Int
+    ) throws(BLIPProtocolError) {
+        var failure: BLIPProtocolError?
+        payload.withUnsafeBytes { buffer in
+            do throws(BLIPProtocolError) {
+                try inflate(buffer, appendingTo: &output, limit: limit)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure {
+            throw failure
+        }
+    }
+
+    private func run(
+        input: UnsafeRawBufferPointer,
+        output: inout [UInt8],
+        produced: inout Int,
+        limit: Int
+    ) throws(BLIPProtocolError) {
+        guard let base = input.baseAddress, !input.isEmpty else { return }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(input.count)
+        defer {
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
+        }
+        while true {
+            stream.pointee.next_out = scratch
+            stream.pointee.avail_out = uInt(Self.scratchSize)
+            let status = CZlib.inflate(stream, Z_SYNC_FLUSH)
+            let count = Self.scratchSize - Int(stream.pointee.avail_out)
+            produced += count
+            if produced > limit {
+                throw .inflatedFrameTooLarge(limit: limit)
+            }
+            output.append(contentsOf: UnsafeBufferPointer(start: scratch, count: count))
+            switch status {
+            case Z_OK, Z_BUF_ERROR:
+                // Done once all input is consumed and zlib left output space unused.
+                if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 {
+                    return
+                }
+                if status == Z_BUF_ERROR && stream.pointee.avail_out != 0 {
+                    throw .inflateFailed(code: status, reason: "no progress possible")
+                }
+            case Z_STREAM_END:
+                // BLIP's streams last as long as the connection; a final block would strand later frames.
+                throw .inflateFailed(code: status, reason: "peer ended its deflate stream")
+            default:
+                let reason = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error"
+                throw .inflateFailed(code: status, reason: reason)
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import BLIPCodec
+
+extension BLIPConnection {
+    /// Decodes one BLIP frame; returns false once the connection has failed or closed.
+    func receive(_ bytes: [UInt8]) async -> Bool {
+        switch state {
+        case .idle, .closed:
+            return false
+        case .running, .closing:
+            // While closing, keep reading so that ACKs and replies still arrive.
+            break
+        }
+        do throws(BLIPProtocolError) {
+            try receiveFrame(bytes)
+            return true
+        } catch .unknownFrameType(let type) {
+            // LiteCore ignores frames of undefined types (spec §2.11); the decoder state is untouched.
+            logger.warning("ignoring BLIP frame of unknown type", metadata: ["blip.frame_type": "\(type)"])
+            return true
+        } catch {
+            await fail(.protocolViolation(error))
+            return false
+        }
+    }
+
+    private func receiveFrame(_ bytes: [UInt8]) throws(BLIPProtocolError) {
+        switch try decoder.decode(bytes) {
+        case .ack(let ack):
+            outbox.acknowledge(ack)
+            wakeWriter()
+        case .data(let frame):
+            let output = try assembler.receive(frame)
+            if let ack = output.ack {
+                outbox.enqueue(ack)
+                wakeWriter()
+            }
+            if let message = output.message {
+                deliver(message)
+            }
+        }
+    }
+
+    private func deliver(_ message: BLIPMessage) {
+        switch message.kind {
+        case .request:
+            incomingRequests?.yield(message)
+        case .reply:
+            pendingReplies.removeValue(forKey: message.number)?.resume(returning: message)
+        case .error:
+            let failure = message.errorReply ?? BLIPErrorReply(domain: "BLIP", code: 0)
+            pendingReplies.removeValue(forKey: message.number)?.resume(throwing: failure)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import BLIPCodec
+import HummingbirdWebSocket
+import NIOCore
+
+extension BLIPConnection {
+    /// Sends a request and waits for its reply; an error reply is thrown as `BLIPErrorReply`.
+    ///
+    /// Waits first while `configuration.maxQueuedBytes` of outgoing data are queued, so a peer that reads
+    /// slowly or never ACKs slows callers down instead of growing memory.
+    public func sendRequest(_ request: BLIPMessage) async throws -> BLIPMessage {
+        var request = request
+        request.kind = .request
+        request.isNoReply = false
+        try await waitForQueueSpace()
+        let number = try enqueue(request)
+        assembler.expectReply(to: number)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    pendingReplies[number] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.abandonReply(to: number) }
+        }
+    }
+
+    /// Sends a request that the peer must not answer; returns once it is queued.
+    public func sendNoReply(_ request: BLIPMessage) async throws {
+        var request = request
+        request.kind = .request
+        request.isNoReply = true
+        try await waitForQueueSpace()
+        _ = try enqueue(request)
+    }
+
+    /// Queues a reply to one of the peer's requests.
+    ///
+    /// Replies skip the queue-space wait: a handler blocked on it could deadlock against an outgoing
+    /// message that is itself waiting for the peer's ACK.
+    func sendReply(_ reply: BLIPMessage) {
+        guard case .running = state else { return }
+        do {
+            _ = try enqueue(reply)
+        } catch {
+            logger.error("cannot encode reply, sending an error instead", metadata: ["blip.error": "\(error)"])
+            let request = BLIPMessage(kind: .request, number: reply.number, isUrgent: reply.isUrgent)
+            _ = try? enqueue(request.errorReply(BLIPErrorReply(domain: "BLIP", code: 500, message: "reply could not be encoded")))
+        }
+    }
+
+    /// Messages queued before `run` starts go out once it does.
+    private var acceptsMessages: Bool {
+        switch state {
+        case .idle, .running: true
+        case .closing, .closed: false
+        }
+    }
+
+    private func enqueue(_ message: BLIPMessage) throws -> UInt64 {
+        guard acceptsMessages else {
+            throw closeReasonForSending
+        }
+        do {
+            let number = try outbox.enqueue(message)
+            wakeWriter()
+            return number
+        } catch {
+            throw BLIPConnectionError.encodingFailed(error)
+        }
+    }
+
+    private var closeReasonForSending: BLIPConnectionError {
+        switch state {
+        case .closing(let code, _): .closedLocally(code)
+        case .closed(let reason): reason
+        case .idle, .running: .closedByPeer
+        }
+    }
+
+    private func waitForQueueSpace() async throws {
+        while outbox.pendingBytes >= configuration.maxQueuedBytes && acceptsMessages {
+            try await withCheckedThrowingContinuation { queueSpaceWaiters.append($0) }
+        }
+        guard acceptsMessages else {
+            throw closeReasonForSending
+        }
+    }
+
+    private func abandonReply(to number: UInt64) {
+        pendingReplies.removeValue(forKey: number)?.resume(throwing: CancellationError())
+    }
+
+    func wakeWriter() {
+        writerWakeUp?.resume()
+        writerWakeUp = nil
+    }
+
+    enum WriterStep {
+        case frame([UInt8])
+        case close(WebSocketCloseCode, reason: String?)
+        case stop
+    }
+
+    /// The writer's next step: waits until a frame is ready, the connection closes, or a requested close
+    /// can go out after everything ready has been sent.
+    func nextWriterStep() async -> WriterStep {
+        while true {
+            switch state {
+            case .idle, .closed:
+                return .stop
+            case .running, .closing:
+                break
+            }
+            if let frame = outbox.nextFrame() {
+                if outbox.pendingBytes < configuration.maxQueuedBytes && !queueSpaceWaiters.isEmpty {
+                    let waiters = queueSpaceWaiters
+                    queueSpaceWaiters.removeAll()
+                    for waiter in waiters {
+                        waiter.resume()
+                    }
+                }
+                return .frame(frame)
+            }
+            if case .closing(let code, let reason) = state {
+                return .close(code, reason: reason)
+            }
+            await withCheckedContinuation { writerWakeUp = $0 }
+        }
+    }
+
+    /// The only writer of frames, so that frames reach the socket in the order they were encoded: the
+    /// running CRC and deflate stream depend on it.
+    nonisolated func writeLoop(_ outbound: WebSocketOutboundWriter) async {
+        while true {
+            switch await nextWriterStep() {
+            case .frame(let frame):
+                do {
+                    try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+                } catch {
+                    await finish(.writeFailed(String(describing: error)))
+                    return
+                }
+            case .close(let code, let reason):
+                await finish(.closedLocally(code))
+                try? await outbound.close(code.webSocketErrorCode, reason: reason)
+                return
+            case .stop:
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// One Couchbase Lite wire transcript (see Fixtures/cbl-3.2.4/README.md).
+///
+/// Immutable after loading; the JSON dictionaries it keeps are only read.
+struct Fixture: @unchecked Sendable {
+    enum Direction: String, CaseIterable {
+        case activeToPassive = "active->passive"
+        case passiveToActive = "passive->active"
+
+        var opposite: Direction { self == .activeToPassive ? .passiveToActive : .activeToPassive }
+    }
+
+    /// One WebSocket frame line.
+    struct Frame {
+        var index: Int
+        var conn: Int
+        var direction: Direction
+        var dirIndex: Int
+        var opcode: Int
+        var payload: [UInt8]
+        /// The capture tool's own decode, for cross-checking only.
+        var toolDecode: [String: Any]
+    }
+
+    struct HTTPMessage {
+        var conn: Int
+        var direction: Direction
+        var text: String
+    }
+
+    let name: String
+    let header: [String: Any]
+    let frames: [Frame]
+    let httpMessages: [HTTPMessage]
+
+    static let directoryName = "Fixtures/cbl-3.2.4"
+
+    static var directory: URL {
+        Bundle.module.resourceURL!.appendingPathComponent(directoryName)
+    }
+
+    static var fileNames: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".jsonl") }.sorted()
+    }
+
+    init(named fileName: String) throws {
+        name = fileName
+        let text = try String(contentsOf: Self.directory.appendingPathComponent(fileName), encoding: .utf8)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: true).makeIterator()
+        guard let first = lines.next(),
+            let header = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any]
+        else {
+            throw FixtureError.malformed(fileName, "missing header line")
+        }
+        self.header = header
+        var frames: [Frame] = []
+        var httpMessages: [HTTPMessage] = []
+        for line in lines {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let kind = object["kind"] as? String
+            else {
+                throw FixtureError.malformed(fileName, "line is not an object")
+            }
+            let direction = (object["direction"] as? String).flatMap(Direction.init(rawValue:))
+            switch kind {
+            case "ws_frame":
+                frames.append(
+                    Frame(
+                        index: object["index"] as! Int,
+                        conn: object["conn"] as! Int,
+                        direction: direction!,
+                        dirIndex: object["dir_index"] as! Int,
+                        opcode: object["opcode"] as! Int,
+                        payload: try Self.bytes(hex: object["payload_hex"] as! String),
+                        toolDecode: object["decoded_by_fixture_tool"] as? [String: Any] ?? [:]
+                    )
+                )
+            case "http_request", "http_response":
+                httpMessages.append(
+                    HTTPMessage(conn: object["conn"] as! Int, direction: direction!, text: object["text"] as! String)
+                )
+            default:
+                throw FixtureError.malformed(fileName, "unexpected kind \(kind)")
+            }
+        }
+        self.frames = frames
+        self.httpMessages = httpMessages
+    }
+
+    var connections: [[String: Any]] { header["connections"] as? [[String: Any]] ?? [] }
+
+    /// The binary frames of one connection in capture order (causally consistent across directions).
+    func binaryFrames(conn: Int) -> [Frame] {
+        frames.filter { $0.conn == conn && $0.opcode == 2 }.sorted { $0.index < $1.index }
+    }
+
+    /// The binary frames of one connection and direction in wire (`dir_index`) order.
+    func binaryFrames(conn: Int, direction: Direction) -> [Frame] {
+        frames.filter { $0.conn == conn && $0.direction == direction && $0.opcode == 2 }
+            .sorted { $0.dirIndex < $1.dirIndex }
+    }
+
+    static func bytes(hex: String) throws -> [UInt8] {
+        let digits = Array(hex.utf8)
+        guard digits.count.isMultiple(of: 2) else { throw FixtureError.malformed("hex", "odd length") }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else {
+                throw FixtureError.malformed("hex", "bad digit")
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+enum FixtureError: Error {
+    case malformed(String, String)
+}
+
+/// Fixtures are parsed once per test process; blob-2mb alone is 8.5 MB of JSON.
+enum FixtureCache {
+    private static let loaded = Result { try Fixture.fileNames.map { try Fixture(named: $0) } }
+
+    static func all() throws -> [Fixture] {
+        try loaded.get()
+    }
+
+    static func named(_ name: String) throws -> Fixture {
+        guard let fixture = try all().first(where: { $0.name == name }) else {
+            throw FixtureError.malformed(name, "no such fixture")
+        }
+        return fixture
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+/// The fixtures are copied into this package; when the shared originals are reachable, the copies must
+/// match them byte for byte.
+@Suite("Fixture copies")
+struct FixtureCopyTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `../shared` next to the package (the project layout), else `/work/shared`.
+    static let sharedFixtures: URL? = [
+        packageRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/cbl-3.2.4"),
+        URL(fileURLWithPath: "/work/shared/fixtures/cbl-3.2.4"),
+    ].first { FileManager.default.fileExists(atPath: $0.path) }
+
+    @Test("copied fixtures are byte-identical to the shared ones", .enabled(if: sharedFixtures != nil, "shared fixtures not present"))
+    func identicalToShared() throws {
+        let shared = try #require(Self.sharedFixtures)
+        let names = try FileManager.default.contentsOfDirectory(atPath: shared.path).sorted()
+        #expect(names.contains("README.md"))
+        let copies = [
+            Self.packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4"),
+            Fixture.directory,
+        ]
+        for copy in copies {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: copy.path).sorted() == names)
+            for name in names {
+                let original = try Data(contentsOf: shared.appendingPathComponent(name))
+                let copied = try Data(contentsOf: copy.appendingPathComponent(name))
+                #expect(original == copied, "\(copy.path)/\(name)")
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import BLIPCodec
+import BLIPConnection
+import Testing
+
+@Suite("Large messages over a loopback WebSocket")
+struct LargeMessageTests {
+    /// Replies with the size and CRC-32 of what arrived, so the big body need not travel back.
+    static func digestServer(_ connection: BLIPConnection) async {
+        await connection.setHandler(for: "digest") { request in
+            var crc = CRC32()
+            crc.update(request.body)
+            return request.reply(properties: ["length": String(request.body.count), "crc": String(crc.value)])
+        }
+        await connection.setHandler(for: "ping") { request in
+            request.reply(body: request.body)
+        }
+    }
+
+    @Test("a 10 MB request arrives intact while urgent requests are answered in between")
+    func bigBodyWithUrgentTraffic() async throws {
+        var generator = SeededGenerator(seed: 99)
+        let big = (0..<10_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var expected = CRC32()
+        expected.update(big)
+        let expectedCRC = expected.value
+        let configuration = {
+            var configuration = BLIPConnection.Configuration()
+            configuration.maxQueuedBytes = 32 << 20
+            return configuration
+        }()
+
+        try await LoopbackHarness.withServer(configureServer: Self.digestServer) { harness in
+            try await harness.withClient(configuration: configuration) { client in
+                let bigDone = SharedValue(false)
+                let urgentBeforeBig = SharedValue(0)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        let reply = try await client.sendRequest(.request(profile: "digest", body: big))
+                        bigDone.update { $0 = true }
+                        #expect(reply.properties["length"] == "10000000")
+                        #expect(reply.properties["crc"] == String(expectedCRC))
+                    }
+                    group.addTask {
+                        try await eventually { await client.queuedOutgoingBytes < 10_000_000 }
+                        for index in 0..<20 {
+                            let body = Array("urgent \(index)".utf8)
+                            let reply = try await client.sendRequest(.request(profile: "ping", body: body, isUrgent: true))
+                            #expect(reply.body == body && reply.isUrgent)
+                            if !bigDone.value {
+                                urgentBeforeBig.update { $0 += 1 }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let answeredDuringBig = urgentBeforeBig.value
+                #expect(answeredDuringBig >= 10)
+            }
+        }
+    }
+}
+
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

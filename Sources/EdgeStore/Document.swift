@@ -1,0 +1,48 @@
+import Foundation
+
+/// A document's current state: its winning revision and that revision's body.
+public struct Document: Sendable, Equatable {
+    public let docID: String
+    /// The winning revision (see `RevisionTree.winner` for the rules).
+    public let revID: RevisionID
+    /// Whether the winning revision is a tombstone.
+    public let deleted: Bool
+    /// The sequence of the document's latest change.
+    public let sequence: Int64
+    /// The winning revision's JSON body (`{}` for a plain tombstone).
+    public let body: Data
+}
+
+/// One stored revision of a document.
+public struct Revision: Sendable, Equatable {
+    public let docID: String
+    public let revID: RevisionID
+    public let deleted: Bool
+    /// The JSON body, or `nil` if it was dropped by the body-retention policy (or never received,
+    /// for ancestors known only from a history).
+    public let body: Data?
+}
+
+/// A leaf of a document's revision tree.
+public struct LeafRevision: Sendable, Equatable {
+    public let revID: RevisionID
+    public let deleted: Bool
+}
+
+/// The outcome of a local write.
+public struct SavedRevision: Sendable, Equatable {
+    public let revID: RevisionID
+    public let sequence: Int64
+}
+
+/// Canonical JSON (sorted keys, compact) of a document body, the input to revision ID digests.
+enum CanonicalJSON {
+    static func encode(_ body: Data) throws(StoreError) -> Data {
+        do {
+            let object = try JSONSerialization.jsonObject(with: body)
+            return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        } catch {
+            throw .invalidJSON(reason: "\(error)")
+        }
+    }
+}

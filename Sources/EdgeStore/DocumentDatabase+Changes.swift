@@ -1,0 +1,123 @@
+import Foundation
+import GRDB
+
+/// One row of a changes feed: a document's latest change.
+public struct Change: Sendable, Equatable {
+    public let sequence: Int64
+    public let docID: String
+    /// The document's winning revision at that sequence.
+    public let revID: RevisionID
+    public let deleted: Bool
+    /// Size in bytes of the winning revision's JSON body.
+    public let bodySize: Int
+}
+
+/// Filters of a changes query.
+public struct ChangesOptions: Sendable {
+    /// Skip documents whose current revision is a tombstone.
+    public var activeOnly: Bool
+    /// Only report these documents (`nil` = all).
+    public var docIDs: Set<String>?
+
+    public init(activeOnly: Bool = false, docIDs: Set<String>? = nil) {
+        self.activeOnly = activeOnly
+        self.docIDs = docIDs
+    }
+}
+
+extension DocumentDatabase {
+    /// Changes of a collection after `sequence`, oldest first, at most `limit` rows. A document
+    /// appears once, at the sequence of its latest change.
+    public func changes(
+        in collection: CollectionName = .default, since sequence: Int64, limit: Int = .max,
+        options: ChangesOptions = .init()
+    ) async throws -> [Change] {
+        try await read { db in
+            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
+                throw StoreError.collectionNotFound(collection.description)
+            }
+            return try Self.changes(db, collectionID: collectionID, since: sequence, limit: limit, options: options)
+        }
+    }
+
+    /// A continuous feed of a collection's changes after `sequence`: each element is a non-empty
+    /// batch of at most `batchSize` changes, oldest first. When caught up, iteration suspends until
+    /// a write commits (no polling). Iteration ends when the consuming task is cancelled.
+    public func changeFeed(
+        in collection: CollectionName = .default, since sequence: Int64, batchSize: Int = 200,
+        options: ChangesOptions = .init()
+    ) -> ChangeFeed {
+        ChangeFeed(database: self, collection: collection, since: sequence, batchSize: batchSize, options: options)
+    }
+
+    static func changes(
+        _ db: GRDB.Database, collectionID: Int64, since sequence: Int64, limit: Int, options: ChangesOptions
+    ) throws -> [Change] {
+        var sql = """
+            SELECT sequence, doc_id, winning_rev_id, deleted, body_size FROM documents
+            WHERE collection_id = ? AND sequence > ?
+            """
+        var arguments: StatementArguments = [collectionID, sequence]
+        if options.activeOnly { sql += " AND deleted = 0" }
+        if let docIDs = options.docIDs {
+            guard !docIDs.isEmpty else { return [] }
+            sql += " AND doc_id IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
+            arguments += StatementArguments(Array(docIDs))
+        }
+        sql += " ORDER BY sequence LIMIT ?"
+        arguments += [Int64(clamping: limit)]
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            let revText: String = row[2]
+            guard let revID = try? RevisionID(revText) else {
+                throw StoreError.corruptDatabase(path: "documents", reason: "stored revision ID '\(revText)' is malformed")
+            }
+            return Change(sequence: row[0], docID: row[1], revID: revID, deleted: row[3], bodySize: row[4])
+        }
+    }
+}
+
+/// An endless sequence of change batches that wakes up when the database commits.
+///
+/// Every change is delivered exactly once and in sequence order, including changes committed
+/// while the consumer was busy with an earlier batch: the feed resumes from the last sequence it
+/// delivered, and commits are serialized, so a snapshot never shows a later commit without the
+/// earlier ones.
+public struct ChangeFeed: AsyncSequence, Sendable {
+    public typealias Element = [Change]
+
+    let database: DocumentDatabase
+    let collection: CollectionName
+    let since: Int64
+    let batchSize: Int
+    let options: ChangesOptions
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(feed: self, lastSequence: since)
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let feed: ChangeFeed
+        /// The last sequence delivered (or the starting point).
+        public private(set) var lastSequence: Int64
+
+        /// The next non-empty batch; `nil` once the task is cancelled.
+        public mutating func next() async throws -> [Change]? {
+            while !Task.isCancelled {
+                let observedCommits = feed.database.commits.generation
+                let batch: [Change]
+                do {
+                    batch = try await feed.database.changes(
+                        in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options)
+                } catch StoreError.cancelled {
+                    return nil
+                }
+                if let last = batch.last {
+                    lastSequence = last.sequence
+                    return batch
+                }
+                await feed.database.commits.waitForCommit(after: observedCommits)
+            }
+            return nil
+        }
+    }
+}

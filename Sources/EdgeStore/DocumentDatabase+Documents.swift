@@ -1,0 +1,151 @@
+import Foundation
+import GRDB
+
+extension DocumentDatabase {
+    /// The current revision of a document, tombstone included; `nil` if the document does not exist.
+    public func document(_ docID: String, in collection: CollectionName = .default) async throws -> Document? {
+        try DocumentID.validate(docID)
+        return try await read { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+                return nil
+            }
+            let body = try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: row.winningRevID)
+            return Document(
+                docID: docID, revID: row.winningRevID, deleted: row.deleted, sequence: row.sequence,
+                body: (body ?? nil) ?? Data("{}".utf8))
+        }
+    }
+
+    /// One specific revision; `nil` if the document or the revision is unknown.
+    public func revision(
+        _ docID: String, revID: RevisionID, in collection: CollectionName = .default
+    ) async throws -> Revision? {
+        try DocumentID.validate(docID)
+        return try await read { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+                return nil
+            }
+            let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
+            guard let node = tree[revID] else { return nil }
+            let body = node.hasBody ? try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: revID) ?? nil : nil
+            return Revision(docID: docID, revID: revID, deleted: node.deleted, body: body)
+        }
+    }
+
+    /// The leaves of a document's revision tree, winner first; empty if the document does not exist.
+    public func leafRevisions(_ docID: String, in collection: CollectionName = .default) async throws -> [LeafRevision] {
+        try DocumentID.validate(docID)
+        return try await read { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+                return []
+            }
+            return try DocumentRevisionStorage.tree(db, docRow: row.rowID).leaves.map {
+                LeafRevision(revID: $0.revID, deleted: $0.deleted)
+            }
+        }
+    }
+
+    /// The ancestors of a revision, newest first, without the revision itself — the `history` of a
+    /// `rev` message. Stops after the first ancestor found in `knownRevIDs` (included) or after
+    /// `maxCount` entries.
+    public func revisionHistory(
+        _ docID: String, revID: RevisionID, in collection: CollectionName = .default,
+        stoppingAt knownRevIDs: Set<RevisionID> = [], maxCount: Int = .max
+    ) async throws -> [RevisionID] {
+        try DocumentID.validate(docID)
+        return try await read { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+                throw StoreError.documentNotFound(docID: docID)
+            }
+            let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
+            guard tree.contains(revID) else {
+                throw StoreError.revisionNotFound(docID: docID, revID: revID.description)
+            }
+            var history: [RevisionID] = []
+            for ancestor in tree.ancestors(of: revID) where history.count < maxCount {
+                history.append(ancestor)
+                if knownRevIDs.contains(ancestor) { break }
+            }
+            return history
+        }
+    }
+
+    /// Saves a new revision on top of `parentRevID`, which must be a current leaf. Without a parent,
+    /// the document must not exist or be deleted (a new revision then follows the tombstone);
+    /// otherwise the save is a `StoreError.conflict`.
+    @discardableResult
+    public func save(
+        _ docID: String, body: Data, parentRevID: RevisionID?, in collection: CollectionName = .default
+    ) async throws -> SavedRevision {
+        try await saveNewRevision(docID, body: body, parentRevID: parentRevID, deleted: false, in: collection)
+    }
+
+    /// Deletes a document by adding a tombstone (body `{}`) on top of `parentRevID`, a current leaf.
+    @discardableResult
+    public func delete(
+        _ docID: String, parentRevID: RevisionID, in collection: CollectionName = .default
+    ) async throws -> SavedRevision {
+        try await saveNewRevision(docID, body: Data("{}".utf8), parentRevID: parentRevID, deleted: true, in: collection)
+    }
+
+    /// Removes a document and all its revisions without leaving a tombstone. Its sequences are
+    /// never reused.
+    public func purge(_ docID: String, in collection: CollectionName = .default) async throws {
+        try DocumentID.validate(docID)
+        try await write { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID) else {
+                throw StoreError.documentNotFound(docID: docID)
+            }
+            try DocumentRevisionStorage(db: db, configuration: self.configuration).purge(docRow: row.rowID)
+        }
+    }
+
+    private func saveNewRevision(
+        _ docID: String, body: Data, parentRevID: RevisionID?, deleted: Bool, in collection: CollectionName
+    ) async throws -> SavedRevision {
+        try DocumentID.validate(docID)
+        let blobDigests = try JSONBodyScanner.blobDigests(in: body)
+        let canonicalBody = try CanonicalJSON.encode(body)
+        return try await write { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
+            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            let existing = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
+            let tree = try existing.map { try DocumentRevisionStorage.tree(db, docRow: $0.rowID) } ?? RevisionTree()
+            let parent = try Self.parentForNewRevision(docID, requested: parentRevID, existing: existing, tree: tree)
+            if deleted, let parent, tree[parent]?.deleted == true {
+                throw StoreError.documentNotFound(docID: docID)
+            }
+            guard (parent?.generation ?? 0) < UInt32.max else {
+                throw StoreError.invalidRevisionHistory(docID: docID, reason: "generation limit reached")
+            }
+            let revID = RevisionID.minted(parent: parent, deleted: deleted, canonicalBody: canonicalBody)
+            let node = RevisionNode(revID: revID, parent: parent, deleted: deleted, hasBody: true, storedAt: storage.now)
+            let sequence = try storage.store(
+                docID: docID, collectionID: collectionID, existing: existing, tree: tree,
+                adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests)])
+            try storage.finish()
+            return SavedRevision(revID: revID, sequence: sequence)
+        }
+    }
+
+    private static func parentForNewRevision(
+        _ docID: String, requested: RevisionID?, existing: DocumentRow?, tree: RevisionTree
+    ) throws -> RevisionID? {
+        if let requested {
+            guard tree.isLeaf(requested) else {
+                throw StoreError.conflict(docID: docID, currentRevID: existing?.winningRevID.description)
+            }
+            return requested
+        }
+        guard let existing else { return nil }
+        guard existing.deleted else {
+            throw StoreError.conflict(docID: docID, currentRevID: existing.winningRevID.description)
+        }
+        return existing.winningRevID
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import GRDB
+
+/// A non-replicated document, such as a peer's checkpoint.
+public struct LocalDocument: Sendable, Equatable {
+    public let docID: String
+    /// The compare-and-swap revision, `<n>-cc` like LiteCore's passive side (§3.3).
+    public let revID: String
+    /// The body exactly as it was stored.
+    public let body: Data
+}
+
+extension DocumentDatabase {
+    /// A local document, or `nil` if there is none with this ID.
+    public func localDocument(_ docID: String, in collection: CollectionName = .default) async throws -> LocalDocument? {
+        try DocumentID.validateLocal(docID)
+        return try await read { db in
+            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false),
+                let row = try Self.localRow(db, collectionID: collectionID, docID: docID)
+            else { return nil }
+            return LocalDocument(docID: docID, revID: Self.localRevID(row.generation), body: row.body)
+        }
+    }
+
+    /// Stores a local document if its current revision is `expectedRevID` (`nil` or empty: it must
+    /// not exist), and returns the new revision. The body is stored verbatim, because `getCheckpoint`
+    /// must return it byte for byte. A mismatch throws `StoreError.localRevisionMismatch`.
+    @discardableResult
+    public func putLocalDocument(
+        _ docID: String, body: Data, expectedRevID: String?, in collection: CollectionName = .default
+    ) async throws -> String {
+        try DocumentID.validateLocal(docID)
+        _ = try JSONBodyScanner.blobDigests(in: body)
+        let expected = expectedRevID.flatMap { $0.isEmpty ? nil : $0 }
+        return try await write { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
+            let current = try Self.localRow(db, collectionID: collectionID, docID: docID)
+            let currentRevID = current.map { Self.localRevID($0.generation) }
+            guard currentRevID == expected else {
+                throw StoreError.localRevisionMismatch(docID: docID, expected: expected, actual: currentRevID)
+            }
+            let generation = (current?.generation ?? 0) + 1
+            try db.execute(
+                sql: """
+                    INSERT INTO local_documents (collection_id, doc_id, generation, body) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (collection_id, doc_id) DO UPDATE SET generation = excluded.generation, body = excluded.body
+                    """,
+                arguments: [collectionID, docID, generation, body])
+            return Self.localRevID(generation)
+        }
+    }
+
+    /// Deletes a local document. With `expectedRevID`, only if that is still its revision.
+    public func deleteLocalDocument(
+        _ docID: String, expectedRevID: String? = nil, in collection: CollectionName = .default
+    ) async throws {
+        try DocumentID.validateLocal(docID)
+        try await write { db in
+            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false),
+                let current = try Self.localRow(db, collectionID: collectionID, docID: docID)
+            else { throw StoreError.documentNotFound(docID: docID) }
+            let currentRevID = Self.localRevID(current.generation)
+            if let expectedRevID, expectedRevID != currentRevID {
+                throw StoreError.localRevisionMismatch(docID: docID, expected: expectedRevID, actual: currentRevID)
+            }
+            try db.execute(
+                sql: "DELETE FROM local_documents WHERE collection_id = ? AND doc_id = ?",
+                arguments: [collectionID, docID])
+        }
+    }
+
+    private static func localRevID(_ generation: Int64) -> String { "\(generation)-cc" }
+
+    private static func localRow(
+        _ db: GRDB.Database, collectionID: Int64, docID: String
+    ) throws -> (generation: Int64, body: Data)? {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT generation, body FROM local_documents WHERE collection_id = ? AND doc_id = ?",
+                arguments: [collectionID, docID])
+        else { return nil }
+        return (row[0], row[1])
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+
+extension DocumentDatabase {
+    /// Inserts revisions received from a peer, each with its history, in one transaction.
+    ///
+    /// For each revision: if it is already in the tree nothing happens; otherwise it and the part
+    /// of its history this database lacks are grafted onto the newest known ancestor, or become a
+    /// new branch if no ancestor is known (a conflict, unless the document is new or only has
+    /// tombstones). Results are per document and in input order; a rejected revision does not
+    /// affect the others.
+    public func insertExistingRevisions(
+        _ revisions: [ExistingRevision], in collection: CollectionName = .default
+    ) async throws -> [ExistingRevisionResult] {
+        // Validation and JSON scanning run before taking the writer lock.
+        let prepared = revisions.map { revision -> Result<(ExistingRevision, Set<String>), StoreError> in
+            do throws(StoreError) {
+                try DocumentID.validate(revision.docID)
+                try Self.validateHistory(of: revision)
+                return .success((revision, try JSONBodyScanner.blobDigests(in: revision.body)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try await write { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
+            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            var results: [ExistingRevisionResult] = []
+            results.reserveCapacity(prepared.count)
+            for item in prepared {
+                switch item {
+                case .failure(let error):
+                    results.append(.failed(error))
+                case .success(let (revision, digests)):
+                    results.append(
+                        try Self.insert(revision, blobDigests: digests, collectionID: collectionID, storage: &storage))
+                }
+            }
+            try storage.finish()
+            return results
+        }
+    }
+
+    /// For each query, which revisions are missing and which local revisions could be their ancestors:
+    /// up to `maxAncestors` revisions with a lower generation than the newest missing one, current
+    /// revision first, restricted to revisions that still have a body when `ancestorsWithBodiesOnly`.
+    public func revisionDiffs(
+        _ queries: [RevisionQuery], in collection: CollectionName = .default, maxAncestors: Int = 10,
+        ancestorsWithBodiesOnly: Bool = false
+    ) async throws -> [Result<RevisionDiff, StoreError>] {
+        try await read { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: false)
+            return try queries.map { query throws -> Result<RevisionDiff, StoreError> in
+                do throws(StoreError) {
+                    try DocumentID.validate(query.docID)
+                } catch {
+                    return .failure(error)
+                }
+                guard let collectionID,
+                    let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: query.docID)
+                else {
+                    return .success(RevisionDiff(docID: query.docID, missing: query.revIDs, possibleAncestors: []))
+                }
+                let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
+                let missing = query.revIDs.filter { !tree.contains($0) }
+                guard let newestMissing = missing.max() else {
+                    return .success(RevisionDiff(docID: query.docID, missing: [], possibleAncestors: []))
+                }
+                let candidates = tree.nodes.values
+                    .filter { $0.revID.generation < newestMissing.generation && (!ancestorsWithBodiesOnly || $0.hasBody) }
+                    .sorted { lhs, rhs in
+                        lhs.revID == row.winningRevID || (rhs.revID != row.winningRevID && lhs.revID > rhs.revID)
+                    }
+                return .success(
+                    RevisionDiff(
+                        docID: query.docID, missing: missing,
+                        possibleAncestors: candidates.prefix(maxAncestors).map(\.revID)))
+            }
+        }
+    }
+
+    /// Decides `proposeChanges` rows the way Couchbase Lite and Sync Gateway do for rev-trees:
+    /// 304 if `revID` is already current; accepted if the document is new, if `parentRevID` is the
+    /// current revision, or if no parent is given and the document is deleted; otherwise 409.
+    public func checkProposedChanges(
+        _ changes: [ProposedChange], in collection: CollectionName = .default
+    ) async throws -> [ProposedChangeStatus] {
+        try await read { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: false)
+            return try changes.map { change in
+                do throws(StoreError) {
+                    try DocumentID.validate(change.docID)
+                } catch {
+                    return .invalid(error)
+                }
+                guard let collectionID,
+                    let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: change.docID)
+                else { return .accept }
+                if row.winningRevID == change.revID { return .alreadyHave }
+                if row.winningRevID == change.parentRevID { return .accept }
+                if change.parentRevID == nil, row.deleted { return .accept }
+                return .conflict(currentRevID: row.winningRevID)
+            }
+        }
+    }
+
+    private static func validateHistory(of revision: ExistingRevision) throws(StoreError) {
+        for (index, ancestor) in revision.history.enumerated() {
+            let expected = Int64(revision.revID.generation) - 1 - Int64(index)
+            guard Int64(ancestor.generation) == expected else {
+                throw .invalidRevisionHistory(
+                    docID: revision.docID,
+                    reason: "history entry \(ancestor) of \(revision.revID) should have generation \(expected)")
+            }
+        }
+    }
+
+    private static func insert(
+        _ revision: ExistingRevision, blobDigests: Set<String>, collectionID: Int64,
+        storage: inout DocumentRevisionStorage
+    ) throws -> ExistingRevisionResult {
+        let existing = try DocumentRevisionStorage.documentRow(
+            storage.db, collectionID: collectionID, docID: revision.docID)
+        let tree = try existing.map { try DocumentRevisionStorage.tree(storage.db, docRow: $0.rowID) } ?? RevisionTree()
+        if tree.contains(revision.revID) { return .alreadyPresent }
+
+        let chain = [revision.revID] + revision.history
+        let graftIndex = chain.firstIndex(where: tree.contains) ?? chain.count
+        let graftPoint = graftIndex < chain.count ? chain[graftIndex] : nil
+        if revision.noConflicts, let existing, !tree.isEmpty {
+            let extendsLeaf = graftPoint.map(tree.isLeaf) ?? false
+            let revivesTombstones = graftPoint == nil && existing.deleted
+            guard extendsLeaf || revivesTombstones else {
+                return .failed(.conflict(docID: revision.docID, currentRevID: existing.winningRevID.description))
+            }
+        }
+
+        var pending: [PendingRevision] = []
+        pending.reserveCapacity(graftIndex)
+        for index in 0..<graftIndex {
+            let isNewRevision = index == 0
+            let node = RevisionNode(
+                revID: chain[index], parent: index + 1 < chain.count ? chain[index + 1] : nil,
+                deleted: isNewRevision && revision.deleted, hasBody: isNewRevision, storedAt: storage.now)
+            pending.append(
+                PendingRevision(
+                    node: node, body: isNewRevision ? revision.body : nil, blobDigests: isNewRevision ? blobDigests : []))
+        }
+        let sequence = try storage.store(
+            docID: revision.docID, collectionID: collectionID, existing: existing, tree: tree, adding: pending)
+        return .inserted(sequence: sequence)
+    }
+}

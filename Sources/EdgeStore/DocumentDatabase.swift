@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+
+/// One database: a SQLite file in WAL mode holding collections of documents with revision trees,
+/// local documents and blob references, plus its blob directory.
+///
+/// Safe to share between tasks: reads run concurrently on WAL snapshots, writes are serialized.
+/// Every method throws `StoreError`.
+public final class DocumentDatabase: Sendable {
+    /// The database's name within its `DocumentStore`.
+    public let name: String
+    /// A random identifier created with the database and kept for its whole life; checkpoint IDs
+    /// are derived from it.
+    public let uuid: UUID
+    /// Path of the SQLite file.
+    public let path: String
+    /// Content-addressed attachment storage of this database.
+    public let blobs: BlobStore
+
+    let configuration: StoreConfiguration
+    let pool: DatabasePool
+    let commits = CommitNotifier()
+    let collectionIDs = CollectionIDCache()
+
+    init(name: String, path: String, blobDirectory: URL, configuration: StoreConfiguration) throws(StoreError) {
+        self.name = name
+        self.path = path
+        self.configuration = configuration
+        var poolConfiguration = Configuration()
+        // synchronous=FULL makes every commit fsync the WAL before it returns, so an acknowledged
+        // write survives power loss, not only a process kill (NORMAL would be enough for the latter
+        // but can lose the last commits on power failure). The replicator acknowledges `rev`
+        // messages only after durable storage, and it inserts in batches, so the fsync per commit
+        // is amortized over many documents.
+        poolConfiguration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        poolConfiguration.busyMode = .timeout(30)
+        do {
+            pool = try DatabasePool(path: path, configuration: poolConfiguration)
+            try Self.migrate(pool)
+            uuid = try pool.read { db in try Self.readUUID(db) }
+        } catch {
+            throw StoreError(mapping: error, path: path)
+        }
+        blobs = try BlobStore(directory: blobDirectory)
+    }
+
+    /// Runs SQLite's full `PRAGMA integrity_check`; returns its messages (`["ok"]` when healthy).
+    public func integrityCheck() async throws -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    }
+
+    /// The highest sequence ever assigned in this database (sequences are never reused).
+    public func lastSequence() async throws -> Int64 {
+        try await read { db in try Self.readLastSequence(db) }
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a write transaction and wakes change observers once it has committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (GRDB.Database) throws -> T) async throws -> T {
+        let result: T
+        do {
+            result = try await pool.write(body)
+        } catch {
+            throw StoreError(mapping: error, path: path)
+        }
+        commits.didCommit()
+        return result
+    }
+
+    /// Runs `body` on a consistent read-only snapshot.
+    func read<T: Sendable>(_ body: @escaping @Sendable (GRDB.Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw StoreError(mapping: error, path: path)
+        }
+    }
+}
+
+extension StoreError {
+    /// Classifies errors from GRDB/SQLite; store errors thrown inside transactions pass through.
+    init(mapping error: any Error, path: String) {
+        switch error {
+        case let error as StoreError:
+            self = error
+        case is CancellationError:
+            self = .cancelled
+        case let error as DatabaseError:
+            switch error.resultCode {
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                self = .corruptDatabase(path: path, reason: error.message ?? "\(error.resultCode)")
+            case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_FULL, .SQLITE_READONLY:
+                self = .io(path: path, reason: error.message ?? "\(error.resultCode)")
+            default:
+                self = .sqlite(code: error.extendedResultCode.rawValue, message: error.message ?? "")
+            }
+        default:
+            self = .io(path: path, reason: String(describing: error))
+        }
+    }
+}

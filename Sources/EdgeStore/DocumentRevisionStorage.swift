@@ -1,0 +1,209 @@
+import Foundation
+import GRDB
+
+/// A document's row: where its current revision and latest sequence are kept.
+struct DocumentRow: Sendable {
+    let rowID: Int64
+    let sequence: Int64
+    let winningRevID: RevisionID
+    let deleted: Bool
+    let bodySize: Int
+}
+
+/// A revision about to be added to a document's tree. Ancestors grafted from a history have no body.
+struct PendingRevision {
+    let node: RevisionNode
+    let body: Data?
+    let blobDigests: Set<String>
+}
+
+/// SQL access to documents and revision trees. Reads work in any transaction; the mutating
+/// methods run inside one write transaction and allocate sequences for it.
+struct DocumentRevisionStorage {
+    let db: GRDB.Database
+    let configuration: StoreConfiguration
+    /// Seconds since 1970, one timestamp for the whole transaction.
+    let now: Double
+    private var lastSequence: Int64?
+
+    init(db: GRDB.Database, configuration: StoreConfiguration, now: Date = Date()) {
+        self.db = db
+        self.configuration = configuration
+        self.now = now.timeIntervalSince1970
+    }
+
+    // MARK: - Reading
+
+    static func documentRow(_ db: GRDB.Database, collectionID: Int64, docID: String) throws -> DocumentRow? {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT id, sequence, winning_rev_id, deleted, body_size FROM documents
+                WHERE collection_id = ? AND doc_id = ?
+                """)
+        guard let row = try Row.fetchOne(statement, arguments: [collectionID, docID]) else { return nil }
+        return DocumentRow(
+            rowID: row[0], sequence: row[1], winningRevID: try storedRevisionID(row[2]), deleted: row[3],
+            bodySize: row[4])
+    }
+
+    static func tree(_ db: GRDB.Database, docRow: Int64) throws -> RevisionTree {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT rev_id, parent_rev_id, deleted, stored_at, body IS NOT NULL FROM revisions
+                WHERE doc_row = ?
+                """)
+        var nodes: [RevisionNode] = []
+        let rows = try Row.fetchCursor(statement, arguments: [docRow])
+        while let row = try rows.next() {
+            let parent: String? = row[1]
+            nodes.append(
+                RevisionNode(
+                    revID: try storedRevisionID(row[0]), parent: try parent.map(storedRevisionID),
+                    deleted: row[2], hasBody: row[4], storedAt: row[3]))
+        }
+        return RevisionTree(nodes: nodes)
+    }
+
+    /// The stored body of a revision: `nil` if the revision is unknown, `.some(nil)` if its body was dropped.
+    static func body(_ db: GRDB.Database, docRow: Int64, revID: RevisionID) throws -> Data?? {
+        let statement = try db.cachedStatement(sql: "SELECT body FROM revisions WHERE doc_row = ? AND rev_id = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [docRow, revID.description]) else { return nil }
+        return .some(row[0] as Data?)
+    }
+
+    private static func storedRevisionID(_ text: String) throws -> RevisionID {
+        do {
+            return try RevisionID(text)
+        } catch {
+            throw StoreError.corruptDatabase(path: "revisions", reason: "stored revision ID '\(text)' is malformed")
+        }
+    }
+
+    // MARK: - Writing
+
+    /// The next sequence of this database. Sequences only grow, across all collections, and are
+    /// never reused, even after a purge, because the counter lives apart from the documents.
+    mutating func nextSequence() throws -> Int64 {
+        let next = try (lastSequence ?? DocumentDatabase.readLastSequence(db)) + 1
+        lastSequence = next
+        return next
+    }
+
+    /// Persists the sequence counter; call once before the transaction commits.
+    func finish() throws {
+        if let lastSequence { try DocumentDatabase.writeLastSequence(db, lastSequence) }
+    }
+
+    /// Adds revisions to a document's tree, prunes it, applies body retention, and updates the
+    /// document row with the new winner and a new sequence, which it returns.
+    mutating func store(
+        docID: String, collectionID: Int64, existing: DocumentRow?, tree: RevisionTree,
+        adding newRevisions: [PendingRevision]
+    ) throws -> Int64 {
+        var tree = tree
+        var pendingByID: [RevisionID: PendingRevision] = [:]
+        for revision in newRevisions {
+            tree.insert(revision.node)
+            pendingByID[revision.node.revID] = revision
+        }
+        let pruning = tree.prune(maxDepth: configuration.maxRevisionTreeDepth)
+        let droppedBodies = tree.bodiesToDrop(retention: configuration.bodyRetention, now: now)
+        for revID in droppedBodies { tree.dropBody(of: revID) }
+        guard let winner = tree.winner else {
+            throw StoreError.corruptDatabase(path: "revisions", reason: "document '\(docID)' has no leaf revision")
+        }
+
+        let sequence = try nextSequence()
+        let bodySize = try winnerBodySize(winner, pending: pendingByID, existing: existing)
+        let docRow: Int64
+        if let existing {
+            docRow = existing.rowID
+            try db.cachedStatement(
+                sql: "UPDATE documents SET sequence = ?, winning_rev_id = ?, deleted = ?, body_size = ? WHERE id = ?"
+            ).execute(arguments: [sequence, winner.revID.description, winner.deleted, bodySize, docRow])
+        } else {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO documents (collection_id, doc_id, sequence, winning_rev_id, deleted, body_size)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [collectionID, docID, sequence, winner.revID.description, winner.deleted, bodySize])
+            docRow = db.lastInsertedRowID
+        }
+
+        let insertRevision = try db.cachedStatement(
+            sql: """
+                INSERT INTO revisions (doc_row, rev_id, parent_rev_id, deleted, stored_at, body)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
+        for revision in newRevisions {
+            // Pruning may already have removed the oldest grafted ancestors, or re-rooted a survivor.
+            guard let node = tree[revision.node.revID] else { continue }
+            let body = node.hasBody ? revision.body : nil
+            try insertRevision.execute(arguments: [
+                docRow, node.revID.description, node.parent?.description, node.deleted, now, body,
+            ])
+            if body != nil { try insertBlobReferences(revision.blobDigests, docRow: docRow, revID: node.revID) }
+        }
+        for revID in pruning.removed where pendingByID[revID] == nil {
+            try db.cachedStatement(sql: "DELETE FROM revisions WHERE doc_row = ? AND rev_id = ?")
+                .execute(arguments: [docRow, revID.description])
+            try deleteBlobReferences(docRow: docRow, revID: revID)
+        }
+        for revID in pruning.newRoots where pendingByID[revID] == nil {
+            try db.cachedStatement(sql: "UPDATE revisions SET parent_rev_id = NULL WHERE doc_row = ? AND rev_id = ?")
+                .execute(arguments: [docRow, revID.description])
+        }
+        for revID in droppedBodies where pendingByID[revID] == nil {
+            try db.cachedStatement(sql: "UPDATE revisions SET body = NULL WHERE doc_row = ? AND rev_id = ?")
+                .execute(arguments: [docRow, revID.description])
+            try deleteBlobReferences(docRow: docRow, revID: revID)
+        }
+        return sequence
+    }
+
+    /// Drops bodies of one document's revisions that the retention policy no longer allows.
+    /// Does not assign a new sequence: the document's current revision is unchanged.
+    func applyBodyRetention(docRow: Int64) throws -> Int {
+        var tree = try Self.tree(db, docRow: docRow)
+        let dropped = tree.bodiesToDrop(retention: configuration.bodyRetention, now: now)
+        for revID in dropped {
+            tree.dropBody(of: revID)
+            try db.cachedStatement(sql: "UPDATE revisions SET body = NULL WHERE doc_row = ? AND rev_id = ?")
+                .execute(arguments: [docRow, revID.description])
+            try deleteBlobReferences(docRow: docRow, revID: revID)
+        }
+        return dropped.count
+    }
+
+    /// Removes a document, its whole tree and its blob references. The sequence counter is untouched.
+    func purge(docRow: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM revision_blobs WHERE doc_row = ?").execute(arguments: [docRow])
+        try db.cachedStatement(sql: "DELETE FROM revisions WHERE doc_row = ?").execute(arguments: [docRow])
+        try db.cachedStatement(sql: "DELETE FROM documents WHERE id = ?").execute(arguments: [docRow])
+    }
+
+    private func winnerBodySize(
+        _ winner: RevisionNode, pending: [RevisionID: PendingRevision], existing: DocumentRow?
+    ) throws -> Int {
+        if let revision = pending[winner.revID] { return revision.body?.count ?? 0 }
+        if let existing, existing.winningRevID == winner.revID { return existing.bodySize }
+        guard let existing else { return 0 }
+        let body = try Self.body(db, docRow: existing.rowID, revID: winner.revID)
+        return (body ?? nil)?.count ?? 0
+    }
+
+    private func insertBlobReferences(_ digests: Set<String>, docRow: Int64, revID: RevisionID) throws {
+        guard !digests.isEmpty else { return }
+        let statement = try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO revision_blobs (doc_row, rev_id, digest) VALUES (?, ?, ?)")
+        for digest in digests {
+            try statement.execute(arguments: [docRow, revID.description, digest])
+        }
+    }
+
+    private func deleteBlobReferences(docRow: Int64, revID: RevisionID) throws {
+        try db.cachedStatement(sql: "DELETE FROM revision_blobs WHERE doc_row = ? AND rev_id = ?")
+            .execute(arguments: [docRow, revID.description])
+    }
+}

@@ -1,1 +1,0 @@
-// Module `EdgeStore`: see README's architecture section.

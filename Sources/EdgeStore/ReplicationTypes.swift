@@ -1,0 +1,94 @@
+import Foundation
+
+/// A revision received from a peer, with its history, as a replicator inserts it.
+public struct ExistingRevision: Sendable {
+    public var docID: String
+    public var revID: RevisionID
+    /// Ancestors newest first, excluding `revID`; generations must descend by one.
+    public var history: [RevisionID]
+    public var deleted: Bool
+    /// The JSON body (`{}` for a plain tombstone).
+    public var body: Data
+    /// Refuse the revision (`StoreError.conflict`) if it would create a branch (`noconflicts`).
+    public var noConflicts: Bool
+
+    public init(
+        docID: String, revID: RevisionID, history: [RevisionID], deleted: Bool = false, body: Data,
+        noConflicts: Bool = false
+    ) {
+        self.docID = docID
+        self.revID = revID
+        self.history = history
+        self.deleted = deleted
+        self.body = body
+        self.noConflicts = noConflicts
+    }
+}
+
+/// The per-document outcome of inserting an existing revision.
+public enum ExistingRevisionResult: Sendable, Equatable {
+    /// Stored; the document's change got this sequence.
+    case inserted(sequence: Int64)
+    /// The revision was already in the tree; nothing changed.
+    case alreadyPresent
+    /// Rejected; other revisions of the batch are unaffected.
+    case failed(StoreError)
+}
+
+/// "Which of these revisions of a document do you lack?" — a row of a `changes` message.
+public struct RevisionQuery: Sendable {
+    public var docID: String
+    public var revIDs: [RevisionID]
+
+    public init(docID: String, revIDs: [RevisionID]) {
+        self.docID = docID
+        self.revIDs = revIDs
+    }
+}
+
+/// The answer to a `RevisionQuery`.
+public struct RevisionDiff: Sendable, Equatable {
+    public let docID: String
+    /// The queried revisions this database does not have.
+    public let missing: [RevisionID]
+    /// Local revisions that may be ancestors of the missing ones (current revision first), to be
+    /// returned in the `changes` reply so the sender can stop its history and pick a delta base.
+    public let possibleAncestors: [RevisionID]
+}
+
+/// A `proposeChanges` row: a revision the peer wants to push, and the revision it believes is
+/// current here (`nil` if it knows none).
+public struct ProposedChange: Sendable {
+    public var docID: String
+    public var revID: RevisionID
+    public var parentRevID: RevisionID?
+
+    public init(docID: String, revID: RevisionID, parentRevID: RevisionID?) {
+        self.docID = docID
+        self.revID = revID
+        self.parentRevID = parentRevID
+    }
+}
+
+/// The verdict on a `ProposedChange` (§3.6).
+public enum ProposedChangeStatus: Sendable, Equatable {
+    /// Send it (status 0).
+    case accept
+    /// This database's current revision is already `revID` (status 304).
+    case alreadyHave
+    /// It would conflict with the current revision (status 409).
+    case conflict(currentRevID: RevisionID)
+    /// The row itself is unacceptable (for instance an invalid document ID).
+    case invalid(StoreError)
+
+    /// The status number used on the wire.
+    public var statusCode: Int {
+        switch self {
+        case .accept: return 0
+        case .alreadyHave: return 304
+        case .conflict: return 409
+        case .invalid(.invalidDocumentID): return 400
+        case .invalid: return 500
+        }
+    }
+}

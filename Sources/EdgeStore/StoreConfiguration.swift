@@ -1,0 +1,37 @@
+/// Tunables shared by every database a `DocumentStore` opens.
+public struct StoreConfiguration: Sendable {
+    /// How many revisions deep each branch of a revision tree is kept; older ancestors are pruned.
+    public var maxRevisionTreeDepth: Int
+    /// Which non-leaf revision bodies are kept to serve as delta-sync bases.
+    public var bodyRetention: RevisionBodyRetention
+
+    public init(maxRevisionTreeDepth: Int = 20, bodyRetention: RevisionBodyRetention = .init()) {
+        precondition(maxRevisionTreeDepth >= 1, "a revision tree must keep at least its leaves")
+        self.maxRevisionTreeDepth = maxRevisionTreeDepth
+        self.bodyRetention = bodyRetention
+    }
+}
+
+/// Retention of bodies of revisions that are no longer leaves. Leaf bodies are always kept.
+///
+/// A non-leaf body is kept only while it satisfies every limit that is set: it is at most
+/// `maxAncestorDistance` generations above a leaf, and it was stored at most `maxAge` ago. With
+/// both limits `nil`, every body is kept until its revision is pruned.
+public struct RevisionBodyRetention: Sendable, Equatable {
+    /// The number of ancestors of a leaf whose bodies are kept (1 = the parent only, 0 = none).
+    public var maxAncestorDistance: Int?
+    /// The longest time a non-leaf body is kept after it was stored.
+    public var maxAge: Duration?
+
+    public init(maxAncestorDistance: Int? = 3, maxAge: Duration? = nil) {
+        self.maxAncestorDistance = maxAncestorDistance
+        self.maxAge = maxAge
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, with sub-second precision.
+    var timeInterval: Double {
+        Double(components.seconds) + Double(components.attoseconds) * 1e-18
+    }
+}

@@ -128,9 +128,10 @@ extension PassiveReplicationSession {
             }
         }
         do throws(ProtocolError) {
-            let object = try RevRequest(
-                docID: request.docID, revisionID: request.revisionID, body: bytes
-            ).bodyObject()
+            var expanded = request
+            expanded.body = bytes
+            expanded.deltaSource = nil
+            let object = try expanded.bodyObject()
             try DocumentBody.validatePushed(object)
             let folded = try BlobReference.strippingStandIns(from: object)
             return DocumentBody.strippingSpecialProperties(folded)

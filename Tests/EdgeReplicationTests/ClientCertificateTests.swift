@@ -6,7 +6,7 @@ import ReplicationProtocol
 import Testing
 import X509
 
-@Suite("Client-certificate authentication")
+@Suite("Listener TLS with certificate files and client certificates")
 struct ClientCertificateTests {
     /// A certificate and its key, issued by `issuer` (or self-issued as a CA when `issuer` is nil).
     struct IssuedCertificate {
@@ -30,7 +30,7 @@ struct ClientCertificateTests {
                     } else {
                         Critical(BasicConstraints.notCertificateAuthority)
                         Critical(KeyUsage(digitalSignature: true))
-                        try ExtendedKeyUsage([.clientAuth])
+                        try ExtendedKeyUsage([.serverAuth, .clientAuth])
                     }
                 },
                 issuerPrivateKey: .init(issuer?.key ?? key))
@@ -42,6 +42,33 @@ struct ClientCertificateTests {
             tls.certificateChain = [.certificate(try NIOSSLCertificate(bytes: try certificate.serializeAsPEM().derBytes, format: .der))]
             tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem))
             return tls
+        }
+    }
+
+    @Test("a listener with PEM certificate files is verified by a client trusting their CA")
+    func pemFiles() async throws {
+        let authority = try IssuedCertificate(commonName: "Test CA", issuer: nil)
+        let server = try IssuedCertificate(commonName: "gateway", issuer: authority)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-pem-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificatePath = directory.appendingPathComponent("cert.pem").path
+        let keyPath = directory.appendingPathComponent("key.pem").path
+        try server.certificate.serializeAsPEM().pemString.write(toFile: certificatePath, atomically: true, encoding: .utf8)
+        try server.key.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyPath)
+
+        let settings = TestGateway.settings(tls: .pemFiles(certificate: certificatePath, privateKey: keyPath))
+        try await TestGateway.run(settings: settings) { gateway in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates([
+                try NIOSSLCertificate(bytes: try authority.certificate.serializeAsPEM().derBytes, format: .der)
+            ])
+            tls.certificateVerification = .noHostnameVerification
+            try await ActivePeer.connect(port: gateway.port, tls: tls) { peer in
+                let missing = try await peer.errorReply(for: GetCheckpointRequest(client: "cp"))
+                #expect(missing?.code == 404)
+            }
         }
     }
 

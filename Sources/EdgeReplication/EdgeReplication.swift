@@ -1,1 +1,0 @@
-// Module `EdgeReplication`: see README's architecture section.

@@ -1,0 +1,159 @@
+import BLIPCodec
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+
+// The client pulls: `subChanges` starts a feed of `changes` batches, and every row the client
+// asks for goes out as a `rev` (spec §3.4, §3.5, §3.7, §3.8).
+extension PassiveReplicationSession {
+    /// What one pull feed needs to know about its subscriber.
+    struct PullSubscription: Sendable {
+        var keyspace: Keyspace
+        var since: Int64
+        var continuous: Bool
+        var batchSize: Int
+        var options: ChangesOptions
+    }
+
+    /// `subChanges`: accepted at once with an empty reply; the feed runs as its own task.
+    func subChanges(_ request: BLIPMessage) async throws -> BLIPMessage {
+        let decoded = try request.decode(SubChangesRequest.self)
+        let keyspace = try keyspace(for: decoded.collection)
+        if let versioning = decoded.versioning, versioning != .revisionTrees {
+            throw ErrorReply.liteCore(501, "Incompatible document versioning.").blipError
+        }
+        if decoded.filter != nil {
+            // Like LiteCore's passive side: this peer models no channels, so no filter can apply.
+            throw ErrorReply.liteCore(LiteCoreErrorCode.unsupported, "Filtering not supported").blipError
+        }
+        let subscription = PullSubscription(
+            keyspace: keyspace,
+            since: try Self.startSequence(decoded.since),
+            continuous: decoded.continuous,
+            batchSize: max(1, decoded.batchSize ?? SubChangesRequest.defaultBatchSize),
+            options: ChangesOptions(activeOnly: decoded.activeOnly, docIDs: decoded.docIDs.map(Set.init))
+        )
+        let key = keyspace.index ?? 0
+        keyspaceStates[key, default: KeyspaceState()].pullFeed?.cancel()
+        keyspaceStates[key, default: KeyspaceState()].pullFeed = Task { await self.runPullFeed(subscription) }
+        return request.reply()
+    }
+
+    /// `unsubChanges`: stops the collection's feed.
+    func unsubChanges(_ request: BLIPMessage) async throws -> BLIPMessage {
+        let decoded = try request.decode(UnsubChangesRequest.self)
+        let key = try keyspace(for: decoded.collection).index ?? 0
+        keyspaceStates[key]?.pullFeed?.cancel()
+        keyspaceStates[key]?.pullFeed = nil
+        return request.reply()
+    }
+
+    /// `since` is this side's own sequence as the client saved it: a JSON number, or a JSON string of
+    /// digits (the `collections` transcript shows `since: "2"`).
+    static func startSequence(_ since: JSONValue?) throws(BLIPErrorReply) -> Int64 {
+        switch since {
+        case nil, .null?:
+            return 0
+        case .number(let number)?:
+            if let sequence = number.int64Value, sequence >= 0 { return sequence }
+        case .string(let text)?:
+            if let sequence = Int64(text), sequence >= 0 { return sequence }
+        default:
+            break
+        }
+        throw ErrorReply.http(400, "'since' \(since!) is not a sequence of this peer").blipError
+    }
+
+    /// Sends the backlog in batches, the caught-up marker, then (if continuous) live changes, with at
+    /// most `maxChangesBatchesInFlight` batches unanswered.
+    private func runPullFeed(_ subscription: PullSubscription) async {
+        let receiver = PullReceiverState()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var inFlight = 0
+                func enqueue(_ batch: [Change]) async throws {
+                    if inFlight >= configuration.maxChangesBatchesInFlight {
+                        try await group.next()
+                        inFlight -= 1
+                    }
+                    group.addTask { try await self.offer(batch, subscription: subscription, receiver: receiver) }
+                    inFlight += 1
+                }
+                var since = subscription.since
+                while !Task.isCancelled {
+                    let batch = try await database.changes(
+                        in: subscription.keyspace.collection, since: since, limit: subscription.batchSize,
+                        options: subscription.options)
+                    guard let last = batch.last else { break }
+                    try await enqueue(batch)
+                    since = last.sequence
+                }
+                let caughtUp = ChangesRequest(rows: [], collection: subscription.keyspace.index)
+                try await connection.sendNoReply(.request(caughtUp, isUrgent: true, isNoReply: true))
+                if subscription.continuous {
+                    let feed = database.changeFeed(
+                        in: subscription.keyspace.collection, since: since, batchSize: subscription.batchSize,
+                        options: subscription.options)
+                    for try await batch in feed {
+                        try await enqueue(batch)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        } catch is CancellationError {
+            return
+        } catch {
+            logger.debug("pull feed ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Offers one batch with `changes` and sends a `rev` (or `norev`) for every row asked for.
+    private func offer(_ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState) async throws {
+        var rows: [ChangeRow] = []
+        var offered: [Change] = []
+        for change in batch {
+            guard let revision = try? WireRevisionID(change.revID) else {
+                logger.warning("skipping a change whose revision ID cannot be sent", metadata: ["doc": "\(change.docID)"])
+                continue
+            }
+            rows.append(
+                ChangeRow(
+                    sequence: .integer(Int(change.sequence)), docID: change.docID, revisionID: revision,
+                    flags: change.deleted ? .deleted : [], bodySize: change.bodySize))
+            offered.append(change)
+        }
+        guard !rows.isEmpty else { return }
+        let request = ChangesRequest(rows: rows, collection: subscription.keyspace.index)
+        let replyMessage = try await connection.sendRequest(.request(request, isUrgent: true))
+        let reply = try replyMessage.decode(ChangesReply.self)
+        let capabilities = await receiver.update(with: reply.capabilities)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            for (index, change) in offered.enumerated() {
+                guard case .send(let known) = reply.entry(at: index) else { continue }
+                if inFlight >= configuration.maxRevisionsInFlight {
+                    try await group.next()
+                    inFlight -= 1
+                }
+                group.addTask {
+                    try await self.sendRevision(
+                        change, knownAncestors: known, capabilities: capabilities, keyspace: subscription.keyspace)
+                }
+                inFlight += 1
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// What the puller announced in its `changes` replies; `deltas` comes only in the first (spec §3.5).
+actor PullReceiverState {
+    private var capabilities = ReceiverCapabilities()
+
+    func update(with announced: ReceiverCapabilities) -> ReceiverCapabilities {
+        capabilities.maxHistory = announced.maxHistory ?? capabilities.maxHistory
+        capabilities.blobs = capabilities.blobs || announced.blobs
+        capabilities.deltas = capabilities.deltas || announced.deltas
+        return capabilities
+    }
+}

@@ -1,0 +1,187 @@
+import BLIPCodec
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+
+// The client pushes: it proposes revisions, then sends them with `rev` (spec §3.6, §3.7).
+extension PassiveReplicationSession {
+    /// `proposeChanges`: the §3.6 decision per row; the empty noReply one is only a caught-up marker.
+    func proposeChanges(_ request: BLIPMessage) async throws -> BLIPMessage {
+        let decoded = try request.decode(ProposeChangesRequest.self)
+        let keyspace = try keyspace(for: decoded.collection)
+        if request.isNoReply {
+            return request.reply()
+        }
+        var statuses = [ProposeChangesReply.Status](repeating: .accepted, count: decoded.rows.count)
+        var proposals: [EdgeStore.ProposedChange] = []
+        var proposalRows: [Int] = []
+        for (index, row) in decoded.rows.enumerated() {
+            do {
+                proposals.append(
+                    EdgeStore.ProposedChange(
+                        docID: row.docID, revID: try RevisionID(row.revisionID),
+                        parentRevID: try row.remoteRevisionID.map { revision throws(StoreError) in try RevisionID(revision) }))
+                proposalRows.append(index)
+            } catch {
+                statuses[index] = .failed(400)
+            }
+        }
+        let verdicts = try await storeCall { try await database.checkProposedChanges(proposals, in: keyspace.collection) }
+        for (row, verdict) in zip(proposalRows, verdicts) {
+            switch verdict {
+            case .accept:
+                statuses[row] = .accepted
+            case .alreadyHave:
+                statuses[row] = .alreadyKnown
+            case .conflict(let current):
+                statuses[row] = .conflict(
+                    currentRevision: decoded.conflictIncludesRev ? try? WireRevisionID(current) : nil)
+            case .invalid:
+                statuses[row] = .failed(verdict.statusCode)
+            }
+        }
+        return request.reply(
+            with: ProposeChangesReply(statuses: statuses, capabilities: receiverCapabilities(for: keyspace)))
+    }
+
+    /// `changes` from an active pusher (rare with rev-trees, spec §3.5): per row, the revisions this
+    /// side has that may be ancestors, or "don't send" when it already has the revision.
+    func changes(_ request: BLIPMessage) async throws -> BLIPMessage {
+        let decoded = try request.decode(ChangesRequest.self)
+        let keyspace = try keyspace(for: decoded.collection)
+        if decoded.isCaughtUp || request.isNoReply {
+            return request.reply()
+        }
+        var entries = [ChangesReply.Entry](repeating: .skip, count: decoded.rows.count)
+        var queries: [RevisionQuery] = []
+        var queryRows: [Int] = []
+        for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
+            guard let revision = try? RevisionID(row.revisionID) else {
+                entries[index] = .status(400)
+                continue
+            }
+            queries.append(RevisionQuery(docID: row.docID, revIDs: [revision]))
+            queryRows.append(index)
+        }
+        let diffs = try await storeCall {
+            try await database.revisionDiffs(
+                queries, in: keyspace.collection, ancestorsWithBodiesOnly: configuration.deltaSync)
+        }
+        for (row, diff) in zip(queryRows, diffs) {
+            switch diff {
+            case .success(let diff) where !diff.missing.isEmpty:
+                entries[row] = .send(knownAncestors: diff.possibleAncestors.compactMap { try? WireRevisionID($0) })
+            case .success:
+                entries[row] = .skip
+            case .failure(let error):
+                entries[row] = .status(error.errorReply.code)
+            }
+        }
+        return request.reply(with: ChangesReply(entries: entries, capabilities: receiverCapabilities(for: keyspace)))
+    }
+
+    /// `rev`: expands a delta, fetches the blobs it lacks, stores the revision, and only then replies.
+    func rev(_ request: BLIPMessage) async throws -> BLIPMessage {
+        let decoded = try request.decode(RevRequest.self)
+        let keyspace = try keyspace(for: decoded.collection)
+        if let errorCode = decoded.errorCode {
+            // The sender could not produce this revision; there is nothing to store.
+            logger.info("peer reported a failed revision", metadata: ["doc": "\(decoded.docID)", "error": "\(errorCode)"])
+            return request.reply()
+        }
+        let body = try await expandedBody(of: decoded, in: keyspace)
+        try await fetchMissingBlobs(of: body, docID: decoded.docID, keyspace: keyspace)
+        let revision: ExistingRevision
+        do throws(StoreError) {
+            revision = ExistingRevision(
+                docID: decoded.docID, revID: try RevisionID(decoded.revisionID),
+                history: try decoded.history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
+                deleted: decoded.deleted, body: body.jsonData, noConflicts: decoded.noConflicts)
+        } catch {
+            throw error.errorReply.blipError
+        }
+        let results = try await storeCall { try await database.insertExistingRevisions([revision], in: keyspace.collection) }
+        if case .failed(let error)? = results.first {
+            throw error.errorReply.blipError
+        }
+        return request.reply()
+    }
+
+    /// The revision's body as it will be stored: a delta applied to its stored base (`HTTP/422` when
+    /// that is impossible, so the sender resends the full body), reserved properties refused,
+    /// `_attachments` stand-ins folded back into blob dicts, other `_` properties dropped.
+    private func expandedBody(of request: RevRequest, in keyspace: Keyspace) async throws -> JSONObject {
+        var bytes = request.body
+        if let deltaSource = request.deltaSource {
+            guard configuration.deltaSync else {
+                throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
+            }
+            let base = try? await database.revision(
+                request.docID, revID: try RevisionID(deltaSource), in: keyspace.collection)
+            guard let baseBody = base?.body, base?.deleted == false else {
+                throw ErrorReply.http(422, "the delta base \(deltaSource) of \(request.docID) is not available").blipError
+            }
+            do throws(ProtocolError) {
+                bytes = try JSONDelta.apply(delta: request.body, to: Array(baseBody))
+            } catch {
+                throw error.reply.blipError
+            }
+        }
+        do throws(ProtocolError) {
+            var expanded = request
+            expanded.body = bytes
+            expanded.deltaSource = nil
+            let object = try expanded.bodyObject()
+            try DocumentBody.validatePushed(object)
+            let folded = try BlobReference.strippingStandIns(from: object)
+            return DocumentBody.strippingSpecialProperties(folded)
+        } catch {
+            throw error.reply.blipError
+        }
+    }
+
+    /// Fetches, with `getAttachment`, every blob the body refers to that the store lacks (spec §3.9);
+    /// the blob store verifies each digest before keeping the bytes.
+    private func fetchMissingBlobs(of body: JSONObject, docID: String, keyspace: Keyspace) async throws {
+        let references: [BlobReference]
+        do throws(ProtocolError) {
+            references = try BlobReference.references(in: body)
+        } catch {
+            throw error.reply.blipError
+        }
+        var fetched: Set<ReplicationProtocol.BlobDigest> = []
+        for reference in references where !fetched.contains(reference.digest) {
+            fetched.insert(reference.digest)
+            let digest: EdgeStore.BlobDigest
+            do throws(StoreError) {
+                digest = try EdgeStore.BlobDigest(reference.digest)
+            } catch {
+                throw error.errorReply.blipError
+            }
+            if database.blobs.contains(digest) { continue }
+            let request = GetAttachmentRequest(
+                digest: reference.digest, docID: docID, compress: reference.prefersCompression,
+                collection: keyspace.index)
+            let reply: BLIPMessage
+            do {
+                reply = try await connection.sendRequest(.request(request))
+            } catch let error as BLIPErrorReply {
+                throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
+            }
+            do {
+                _ = try database.blobs.write(Data(reply.body), expectedDigest: digest)
+            } catch let error as StoreError {
+                throw error.errorReply.blipError
+            }
+        }
+    }
+
+    /// Runs a store call, reporting store failures to the peer as `HTTP` errors.
+    func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            throw error.errorReply.blipError
+        }
+    }
+}

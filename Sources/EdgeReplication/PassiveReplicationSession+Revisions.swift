@@ -1,0 +1,79 @@
+import BLIPCodec
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+
+// Sending one pulled revision (spec §3.7, §3.8, §6, §7.2).
+extension PassiveReplicationSession {
+    func sendRevision(
+        _ change: Change, knownAncestors: [WireRevisionID], capabilities: ReceiverCapabilities, keyspace: Keyspace
+    ) async throws {
+        let sequence = JSONValue.integer(Int(change.sequence))
+        guard let stored = try await database.revision(change.docID, revID: change.revID, in: keyspace.collection),
+            let storedBody = stored.body
+        else {
+            // Purged or compacted away since it was offered: let the puller move past it.
+            try await sendNoRevision(change, sequence: sequence, keyspace: keyspace)
+            return
+        }
+        let known = Set(knownAncestors.compactMap { try? RevisionID($0) })
+        let ancestry = try await database.revisionHistory(
+            change.docID, revID: change.revID, in: keyspace.collection, stoppingAt: known,
+            maxCount: capabilities.effectiveMaxHistory)
+        let wireRevision = try WireRevisionID(change.revID)
+        var body = try Self.outgoingBody(storedBody, generation: change.revID.generation, capabilities: capabilities)
+        var deltaSource: WireRevisionID?
+        if configuration.deltaSync, capabilities.deltas, let base = knownAncestors.first,
+            let delta = try await delta(to: body, from: base, docID: change.docID, capabilities: capabilities, keyspace: keyspace)
+        {
+            body = delta
+            deltaSource = base
+        }
+        var request = RevRequest(
+            docID: change.docID, revisionID: wireRevision,
+            history: RevisionHistory(ancestry.compactMap { try? WireRevisionID($0) }), sequence: sequence,
+            deleted: stored.deleted, deltaSource: deltaSource, collection: keyspace.index, body: body)
+        do {
+            _ = try await connection.sendRequest(.request(request))
+        } catch let error as BLIPErrorReply where deltaSource != nil {
+            let reply = ErrorReply(domain: ErrorDomain(rawValue: error.domain), code: error.code)
+            guard reply.asksForFullRevision else { throw error }
+            request.deltaSource = nil
+            request.body = try Self.outgoingBody(storedBody, generation: change.revID.generation, capabilities: capabilities)
+            _ = try await connection.sendRequest(.request(request))
+        } catch let error as BLIPErrorReply {
+            logger.info("peer refused a pulled revision", metadata: ["doc": "\(change.docID)", "error": "\(error)"])
+        }
+    }
+
+    private func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {
+        let norev = NoRevRequest(
+            docID: change.docID, revisionID: try WireRevisionID(change.revID), sequence: sequence, error: 404,
+            reason: "revision is no longer available", collection: keyspace.index)
+        try await connection.sendNoReply(.request(norev, isNoReply: true))
+    }
+
+    /// The body as the puller gets it: with `_attachments` stand-ins unless it said `blobs: true`.
+    static func outgoingBody(_ stored: Data, generation: UInt32, capabilities: ReceiverCapabilities) throws -> [UInt8] {
+        let bytes = Array(stored)
+        guard !capabilities.blobs else { return bytes }
+        guard case .object(let object) = try JSONValue(parsing: bytes) else { return bytes }
+        return JSONValue.object(BlobReference.addingStandIns(to: object, revisionGeneration: generation)).serialized
+    }
+
+    /// A JSON delta from the base the puller has to `body`, when `DeltaPolicy` says it is worth it.
+    private func delta(
+        to body: [UInt8], from base: WireRevisionID, docID: String, capabilities: ReceiverCapabilities, keyspace: Keyspace
+    ) async throws -> [UInt8]? {
+        guard let baseRevision = try? await database.revision(docID, revID: try RevisionID(base), in: keyspace.collection),
+            let baseBody = baseRevision.body
+        else { return nil }
+        let old = try JSONValue(
+            parsing: try Self.outgoingBody(baseBody, generation: base.generation, capabilities: capabilities))
+        let delta = JSONDelta.makeDelta(from: old, to: try JSONValue(parsing: body)).serialized
+        let worthIt = DeltaPolicy.shouldSendDelta(
+            deltaSize: delta.count, bodySize: body.count, baseIsTombstone: baseRevision.deleted,
+            receiverAcceptsDeltas: capabilities.deltas)
+        return worthIt ? delta : nil
+    }
+}

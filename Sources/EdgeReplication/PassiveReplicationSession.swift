@@ -1,0 +1,163 @@
+import BLIPCodec
+import BLIPConnection
+import EdgeStore
+import Logging
+import ReplicationProtocol
+
+/// The passive side of replication for one database over one BLIP connection: it answers the
+/// requests of a Couchbase Lite active replicator (checkpoints, pushes, pull subscriptions,
+/// attachments) and feeds pulls with `changes` and `rev` messages (spec §3, §9).
+///
+/// Create it, call `start()` before running the connection, and `stop()` once the connection ended.
+public actor PassiveReplicationSession {
+    public struct Configuration: Sendable {
+        /// Collections this peer serves; `getCollections` answers `null` for any other, and legacy
+        /// mode (no `getCollections`) works only when the default collection is among them.
+        public var servedCollections: [EdgeStore.CollectionName]
+        /// Whether revisions may travel as JSON deltas, in either direction (spec §6).
+        public var deltaSync: Bool
+        /// Unanswered `changes` batches per pull feed; LiteCore allows 5, Sync Gateway 2 (spec §3.5).
+        public var maxChangesBatchesInFlight: Int
+        /// Outgoing `rev`s of one pull feed waiting for their replies.
+        public var maxRevisionsInFlight: Int
+
+        public init(
+            servedCollections: [EdgeStore.CollectionName] = [.default],
+            deltaSync: Bool = true,
+            maxChangesBatchesInFlight: Int = 5,
+            maxRevisionsInFlight: Int = 10
+        ) {
+            self.servedCollections = servedCollections
+            self.deltaSync = deltaSync
+            self.maxChangesBatchesInFlight = max(1, maxChangesBatchesInFlight)
+            self.maxRevisionsInFlight = max(1, maxRevisionsInFlight)
+        }
+    }
+
+    /// Which collection addressing the peer chose with its first message (spec §3.0).
+    enum Mode {
+        case undecided
+        /// Only the default collection; no message may carry `collection`.
+        case legacy
+        /// `collection` indexes this list; `nil` entries are collections this peer does not serve.
+        case collectionAware([EdgeStore.CollectionName?])
+    }
+
+    /// One collection as addressed on this connection.
+    struct Keyspace: Sendable {
+        var collection: EdgeStore.CollectionName
+        /// The `collection` property to put on messages this side originates; `nil` in legacy mode.
+        var index: Int?
+    }
+
+    /// Per-keyspace bookkeeping; the key is the `collection` index, or 0 in legacy mode.
+    struct KeyspaceState {
+        /// LiteCore announces `deltas: true` only in its first reply per collection (spec §3.5).
+        var hasAnnouncedCapabilities = false
+        var pullFeed: Task<Void, Never>?
+    }
+
+    let connection: BLIPConnection
+    let database: DocumentDatabase
+    let configuration: Configuration
+    let logger: Logger
+    var mode = Mode.undecided
+    var keyspaceStates: [Int: KeyspaceState] = [:]
+
+    public init(
+        connection: BLIPConnection,
+        database: DocumentDatabase,
+        configuration: Configuration = Configuration(),
+        logger: Logger
+    ) {
+        self.connection = connection
+        self.database = database
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "db"] = .string(database.name)
+        self.logger = logger
+    }
+
+    /// Registers the request handlers on the connection; call before `BLIPConnection.run`.
+    public func start() async {
+        await register(.getCollections) { session, request in try await session.getCollections(request) }
+        await register(.getCheckpoint) { session, request in try await session.getCheckpoint(request) }
+        await register(.setCheckpoint) { session, request in try await session.setCheckpoint(request) }
+        await register(.proposeChanges) { session, request in try await session.proposeChanges(request) }
+        await register(.changes) { session, request in try await session.changes(request) }
+        await register(.rev) { session, request in try await session.rev(request) }
+        await register(.subChanges) { session, request in try await session.subChanges(request) }
+        await register(.unsubChanges) { session, request in try await session.unsubChanges(request) }
+        await register(.getAttachment) { session, request in try await session.getAttachment(request) }
+        await register(.proveAttachment) { session, request in try await session.proveAttachment(request) }
+    }
+
+    /// The profiles this side answers.
+    static let handledProfiles: [Profile] = [
+        .getCollections, .getCheckpoint, .setCheckpoint, .proposeChanges, .changes, .rev, .subChanges,
+        .unsubChanges, .getAttachment, .proveAttachment,
+    ]
+
+    /// Ends every pull feed and unregisters the handlers (which hold this session); call once the
+    /// connection has ended.
+    public func stop() async {
+        for key in keyspaceStates.keys {
+            keyspaceStates[key]?.pullFeed?.cancel()
+            keyspaceStates[key]?.pullFeed = nil
+        }
+        for profile in Self.handledProfiles {
+            await connection.removeHandler(for: profile.rawValue)
+        }
+    }
+
+    private func register(
+        _ profile: Profile,
+        _ handler: @escaping @Sendable (PassiveReplicationSession, BLIPMessage) async throws -> BLIPMessage
+    ) async {
+        await connection.setHandler(for: profile.rawValue) { [self] request in
+            try await handler(self, request)
+        }
+    }
+
+    /// Resolves the `collection` property of a collection-specific request, fixing the connection's
+    /// mode on its first message (spec §3.0).
+    func keyspace(for collectionIndex: Int?) throws(BLIPErrorReply) -> Keyspace {
+        if case .undecided = mode {
+            mode = .legacy
+        }
+        switch mode {
+        case .undecided, .legacy:
+            guard collectionIndex == nil else {
+                throw ErrorReply.http(400, "inappropriate use of the collection property").blipError
+            }
+            guard configuration.servedCollections.contains(.default) else {
+                throw ErrorReply.http(404, "the default collection is not served; use getCollections").blipError
+            }
+            return Keyspace(collection: .default, index: nil)
+        case .collectionAware(let collections):
+            guard let collectionIndex else {
+                throw ErrorReply.http(400, "the collection property is required after getCollections").blipError
+            }
+            guard collections.indices.contains(collectionIndex) else {
+                throw ErrorReply.http(400, "the collection property is out of range").blipError
+            }
+            guard let collection = collections[collectionIndex] else {
+                throw ErrorReply.http(404, "collection \(collectionIndex) is not served").blipError
+            }
+            return Keyspace(collection: collection, index: collectionIndex)
+        }
+    }
+
+    /// Whether the next `changes`/`proposeChanges` reply for `keyspace` is its first.
+    func takeFirstReply(for keyspace: Keyspace) -> Bool {
+        let key = keyspace.index ?? 0
+        let isFirst = !(keyspaceStates[key]?.hasAnnouncedCapabilities ?? false)
+        keyspaceStates[key, default: KeyspaceState()].hasAnnouncedCapabilities = true
+        return isFirst
+    }
+
+    /// What this side announces as a receiver of revisions (spec §3.5, §3.6).
+    func receiverCapabilities(for keyspace: Keyspace) -> ReceiverCapabilities {
+        .liteCore(includingDeltas: takeFirstReply(for: keyspace) && configuration.deltaSync)
+    }
+}

@@ -1,0 +1,58 @@
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+
+// The store and the protocol layer each validate their own vocabulary types; these conversions go
+// through the textual form, so each side's rules are applied.
+
+extension WireRevisionID {
+    init(_ revision: RevisionID) throws(ProtocolError) {
+        try self.init(revision.description)
+    }
+}
+
+extension RevisionID {
+    init(_ revision: WireRevisionID) throws(StoreError) {
+        try self.init(revision.description)
+    }
+}
+
+extension EdgeStore.CollectionName {
+    init(_ name: ReplicationProtocol.CollectionName) throws(StoreError) {
+        try self.init(scope: name.scope, name: name.name)
+    }
+}
+
+extension EdgeStore.BlobDigest {
+    init(_ digest: ReplicationProtocol.BlobDigest) throws(StoreError) {
+        try self.init(digest.rawValue)
+    }
+}
+
+extension StoreError {
+    /// The `HTTP` error reply that reports this store failure to the peer.
+    var errorReply: ErrorReply {
+        switch self {
+        case .conflict:
+            .http(409, description)
+        case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .invalidBlobDigest,
+            .invalidCollectionName, .blobDigestMismatch:
+            .http(400, description)
+        case .collectionNotFound, .documentNotFound, .revisionNotFound, .blobNotFound, .databaseNotFound:
+            .http(404, description)
+        case .localRevisionMismatch:
+            .http(409, description)
+        case .cancelled:
+            .http(503, description)
+        case .invalidDatabaseName, .blobWriterClosed, .corruptDatabase, .io, .sqlite:
+            .http(500, description)
+        }
+    }
+}
+
+extension JSONObject {
+    /// The object as compact JSON bytes, the form the store keeps.
+    var jsonData: Data {
+        Data(JSONValue.object(self).serialized)
+    }
+}

@@ -1,0 +1,134 @@
+import BLIPCodec
+import BLIPConnection
+import Foundation
+import Hummingbird
+import HummingbirdWSClient
+import Logging
+import NIOSSL
+import ReplicationProtocol
+
+/// A minimal active replicator for tests: it connects like Couchbase Lite and sends the requests
+/// the CBL 3.2.4 transcripts show, built from the codec and the connection.
+struct ActivePeer {
+    let connection: BLIPConnection
+
+    static let subprotocolOffer = "BLIP_3+CBMobile_3,BLIP_3+CBMobile_2"
+
+    /// Connects to `/<database>/_blipsync`, runs `body`, then closes normally.
+    static func connect(
+        port: Int,
+        database: String = TestGateway.databaseName,
+        tls: TLSConfiguration? = nil,
+        credentials: (user: String, password: String)? = nil,
+        configure: @escaping @Sendable (BLIPConnection) async -> Void = { _ in },
+        _ body: @escaping @Sendable (ActivePeer) async throws -> Void
+    ) async throws {
+        var headers: HTTPFields = [.secWebSocketProtocol: subprotocolOffer]
+        if let credentials {
+            headers[.authorization] = "Basic " + Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
+        }
+        let scheme = tls == nil ? "ws" : "wss"
+        try await WebSocketClient.connect(
+            url: "\(scheme)://127.0.0.1:\(port)/\(database)/_blipsync",
+            configuration: WebSocketClientConfiguration(
+                maxFrameSize: 1 << 20, additionalHeaders: headers, sniHostname: tls == nil ? nil : "localhost"),
+            tlsConfiguration: tls,
+            logger: testLogger
+        ) { inbound, outbound, _ in
+            let connection = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: testLogger)
+            await configure(connection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await connection.run(inbound: inbound, outbound: outbound) }
+                do {
+                    try await body(ActivePeer(connection: connection))
+                } catch {
+                    await connection.close()
+                    throw error
+                }
+                await connection.close()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// Sends a replication request and decodes its reply.
+    func send<Reply: ReplicationMessage>(
+        _ request: some ReplicationRequest, expecting: Reply.Type, isUrgent: Bool = false
+    ) async throws -> Reply {
+        let reply = try await connection.sendRequest(Self.message(request, isUrgent: isUrgent))
+        return try Reply(properties: MessageProperties(reply.properties.pairs), body: reply.body)
+    }
+
+    /// Sends a request whose reply is empty (`rev`, `subChanges`).
+    func send(_ request: some ReplicationRequest) async throws {
+        _ = try await connection.sendRequest(Self.message(request))
+    }
+
+    static func message(_ request: some ReplicationRequest, isUrgent: Bool = false, isNoReply: Bool = false) -> BLIPMessage {
+        let (properties, body) = request.encode()
+        return BLIPMessage(
+            kind: .request, properties: BLIPProperties(properties.pairs), body: body, isUrgent: isUrgent,
+            isNoReply: isNoReply,
+            isCompressed: BLIPCompressionRule.compressesRequest(profile: properties.profile, body: body))
+    }
+
+    /// The error reply a request got, or `nil` if it succeeded.
+    func errorReply(for request: some ReplicationRequest) async throws -> BLIPErrorReply? {
+        do {
+            _ = try await connection.sendRequest(Self.message(request))
+            return nil
+        } catch let error as BLIPErrorReply {
+            return error
+        }
+    }
+}
+
+/// What a pulling peer received: `changes` batches, revisions and `norev`s.
+actor PullRecorder {
+    private(set) var changeRows: [ChangeRow] = []
+    private(set) var revisions: [RevRequest] = []
+    private(set) var caughtUpCount = 0
+    private(set) var repliesSent = 0
+    /// Known ancestors to answer per document; absent documents get `[]` ("send it, I have nothing").
+    var knownAncestors: [String: [WireRevisionID]] = [:]
+
+    func setKnownAncestors(_ known: [String: [WireRevisionID]]) {
+        knownAncestors = known
+    }
+
+    /// Registers `changes` and `rev` handlers that answer like a LiteCore puller.
+    func install(on connection: BLIPConnection) async {
+        await connection.setHandler(for: "changes") { request in
+            let changes = try ChangesRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
+            return await self.answer(changes, request: request)
+        }
+        await connection.setHandler(for: "rev") { request in
+            let rev = try RevRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
+            await self.record(rev)
+            return request.reply()
+        }
+    }
+
+    private func answer(_ changes: ChangesRequest, request: BLIPMessage) -> BLIPMessage {
+        if changes.isCaughtUp {
+            caughtUpCount += 1
+            return request.reply()
+        }
+        changeRows += changes.rows
+        let reply = ChangesReply(
+            entries: changes.rows.map { .send(knownAncestors: knownAncestors[$0.docID] ?? []) },
+            capabilities: .liteCore(includingDeltas: repliesSent == 0))
+        repliesSent += 1
+        let (properties, body) = reply.encode()
+        return request.reply(properties: BLIPProperties(properties.pairs), body: body, isCompressed: true)
+    }
+
+    /// Whether exactly this many revisions and caught-up markers arrived.
+    func has(revisions: Int, caughtUp: Int? = nil) -> Bool {
+        self.revisions.count == revisions && (caughtUp.map { $0 == caughtUpCount } ?? true)
+    }
+
+    private func record(_ rev: RevRequest) {
+        revisions.append(rev)
+    }
+}

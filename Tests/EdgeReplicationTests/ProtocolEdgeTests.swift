@@ -1,0 +1,89 @@
+import BLIPCodec
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+import Testing
+
+@Suite("Passive peer protocol details")
+struct ProtocolEdgeTests {
+    @Test("unknown profiles get BLIP/404; filters and version vectors are refused like LiteCore")
+    func refusals() async throws {
+        try await TestGateway.run { gateway in
+            try await ActivePeer.connect(port: gateway.port) { peer in
+                do {
+                    _ = try await peer.connection.sendRequest(.request(profile: "allDocs"))
+                    Issue.record("an unknown profile was answered")
+                } catch let error as BLIPErrorReply {
+                    #expect(error.domain == "BLIP" && error.code == 404)
+                }
+                let filtered = try await peer.errorReply(
+                    for: SubChangesRequest(filter: SubChangesRequest.channelFilter, channels: ["a"]))
+                #expect(filtered?.domain == "LiteCore" && filtered?.code == 19)
+                let vectors = try await peer.errorReply(for: SubChangesRequest(versioning: .versionVectors))
+                #expect(vectors?.domain == "LiteCore" && vectors?.code == 501)
+                let badSince = try await peer.errorReply(for: SubChangesRequest(since: "12::34"))
+                #expect(badSince?.code == 400)
+            }
+        }
+    }
+
+    @Test("a pulled blob is served with getAttachment and proven with proveAttachment")
+    func blobPull() async throws {
+        let content = Data("hello, blob".utf8)
+        let digest = ReplicationProtocol.BlobDigest(of: content)
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            _ = try database.blobs.write(content)
+            let body = #"{"file":{"@type":"blob","digest":"\#(digest.rawValue)","length":\#(content.count),"content_type":"text/plain"}}"#
+            try await database.save("blob-doc", body: Data(body.utf8), parentRevID: nil)
+            let recorder = PullRecorder()
+            try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest())
+                try await eventually("the rev") { await recorder.revisions.count == 1 }
+                let rev = try #require(await recorder.revisions.first)
+                let references = try BlobReference.references(in: try rev.bodyObject())
+                #expect(references.map(\.digest) == [digest], "blobs: true means no _attachments stand-ins")
+
+                let fetched = try await peer.connection.sendRequest(
+                    ActivePeer.message(GetAttachmentRequest(digest: digest, docID: "blob-doc", compress: true)))
+                #expect(Data(fetched.body) == content)
+                let nonce: [UInt8] = Array(repeating: 7, count: 20)
+                let proof = try await peer.send(
+                    ProveAttachmentRequest(digest: digest, nonce: nonce), expecting: ProveAttachmentReply.self)
+                #expect(proof.verifies(nonce: nonce, content: content))
+                let unknown = try await peer.errorReply(
+                    for: GetAttachmentRequest(digest: ReplicationProtocol.BlobDigest(of: Data("other".utf8)), docID: "blob-doc"))
+                #expect(unknown?.code == 404)
+            }
+        }
+    }
+
+    @Test("changes from an active pusher is answered with the known ancestors, or 'don't send'")
+    func incomingChanges() async throws {
+        try await TestGateway.run { gateway in
+            try await ActivePeer.connect(port: gateway.port) { peer in
+                try await peer.send(RevRequest(docID: "doc", revisionID: revision(1, "a"), body: json(#"{"v":1}"#)))
+                let rows = [
+                    ChangeRow(sequence: 1, docID: "doc", revisionID: revision(1, "a")),
+                    ChangeRow(sequence: 2, docID: "doc", revisionID: revision(2, "b")),
+                    ChangeRow(sequence: 3, docID: "new", revisionID: revision(1, "c")),
+                ]
+                let reply = try await peer.send(ChangesRequest(rows: rows), expecting: ChangesReply.self, isUrgent: true)
+                #expect(reply.entries == [.skip, .send(knownAncestors: [revision(1, "a")]), .send(knownAncestors: [])])
+                #expect(reply.capabilities == .liteCore(includingDeltas: true))
+            }
+        }
+    }
+
+    @Test("a listener bound by interface name serves on that interface's address")
+    func interfaceName() async throws {
+        var settings = TestGateway.settings()
+        settings.interface = "lo"
+        try await TestGateway.run(settings: settings) { gateway in
+            try await ActivePeer.connect(port: gateway.port) { peer in
+                let missing = try await peer.errorReply(for: GetCheckpointRequest(client: "cp"))
+                #expect(missing?.code == 404)
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+import Testing
+
+@Suite("Pulling from the passive peer")
+struct PullTests {
+    @Test("one-shot pull: changes batch with [seq, id, rev, 0, size], revs with sequence, then caught up")
+    func oneShotPull() async throws {
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            var saved: [SavedRevision] = []
+            for index in 0..<3 {
+                saved.append(try await database.save("passive-doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil))
+            }
+            let recorder = PullRecorder()
+            try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest(batchSize: 200, activeOnly: true))
+                try await eventually("3 revs and caught up") {
+                    await recorder.has(revisions: 3, caughtUp: 1)
+                }
+            }
+            let rows = await recorder.changeRows
+            #expect(rows.map(\.docID) == ["passive-doc-0", "passive-doc-1", "passive-doc-2"])
+            #expect(rows.map(\.sequence) == saved.map { .integer(Int($0.sequence)) })
+            #expect(rows.allSatisfy { $0.flags.isEmpty && $0.bodySize == 7 })
+            let revisions = await recorder.revisions.sorted { $0.docID < $1.docID }
+            #expect(revisions.map(\.revisionID.description) == saved.map(\.revID.description))
+            #expect(revisions.map(\.sequence) == saved.map { .integer(Int($0.sequence)) })
+            #expect(try revisions.map { try $0.bodyObject() } == (0..<3).map { ["n": .integer($0)] })
+        }
+    }
+
+    @Test("a pulled tombstone carries deleted: 1 and its history; activeOnly leaves it out")
+    func tombstones() async throws {
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            let first = try await database.save("gone", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            let tombstone = try await database.delete("gone", parentRevID: first.revID)
+            try await database.save("live", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+
+            let everything = PullRecorder()
+            try await ActivePeer.connect(port: gateway.port, configure: { await everything.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest(batchSize: 200))
+                try await eventually("2 revs") { await everything.has(revisions: 2, caughtUp: 1) }
+            }
+            let rev = try #require(await everything.revisions.first { $0.docID == "gone" })
+            #expect(rev.deleted)
+            #expect(rev.revisionID.description == tombstone.revID.description)
+            #expect(rev.history.ancestors.map(\.description) == [first.revID.description])
+            #expect(await everything.changeRows.first { $0.docID == "gone" }?.flags == .deleted)
+
+            let activeOnly = PullRecorder()
+            try await ActivePeer.connect(port: gateway.port, configure: { await activeOnly.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest(batchSize: 200, activeOnly: true))
+                try await eventually("caught up") { await activeOnly.has(revisions: 1, caughtUp: 1) }
+            }
+            #expect(await activeOnly.changeRows.map(\.docID) == ["live"])
+        }
+    }
+
+    @Test("since skips what the client has; small batches; continuous pull streams a later change")
+    func continuousPull() async throws {
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            let first = try await database.save("a", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            try await database.save("b", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            try await database.save("c", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            let recorder = PullRecorder()
+            try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest(since: .integer(Int(first.sequence)), continuous: true, batchSize: 1))
+                try await eventually("backlog") { await recorder.has(revisions: 2, caughtUp: 1) }
+                try await database.save("late", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+                try await eventually("live change") { await recorder.revisions.count == 3 }
+            }
+            #expect(await recorder.changeRows.map(\.docID) == ["b", "c", "late"])
+        }
+    }
+
+    @Test("a large update is pulled as a delta against the ancestor the client has")
+    func deltaPull() async throws {
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            let filler = String(repeating: "x", count: 400)
+            let first = try await database.save("doc", body: Data(#"{"filler":"\#(filler)","count":1}"#.utf8), parentRevID: nil)
+            let second = try await database.save(
+                "doc", body: Data(#"{"filler":"\#(filler)","count":2}"#.utf8), parentRevID: first.revID)
+            let recorder = PullRecorder()
+            await recorder.setKnownAncestors(["doc": [try WireRevisionID(first.revID.description)]])
+            try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest(batchSize: 200))
+                try await eventually("the rev") { await recorder.revisions.count == 1 }
+            }
+            let rev = try #require(await recorder.revisions.first)
+            #expect(rev.revisionID.description == second.revID.description)
+            #expect(rev.deltaSource?.description == first.revID.description)
+            #expect(rev.history.ancestors.map(\.description) == [first.revID.description])
+            #expect(try rev.bodyObject() == ["count": 2])
+        }
+    }
+}

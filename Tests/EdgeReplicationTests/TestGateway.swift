@@ -1,0 +1,85 @@
+import EdgeConfig
+import EdgeStore
+import Foundation
+import Logging
+import SyncListener
+
+struct TimedOut: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Polls `condition` every 5 ms for up to 20 s.
+func eventually(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
+    for _ in 0..<4_000 {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    throw TimedOut(what: what)
+}
+
+var testLogger: Logger {
+    var logger = Logger(label: "edge-replication-test")
+    logger.logLevel = .critical
+    return logger
+}
+
+/// A temporary data directory with a document store and one running sync listener on 127.0.0.1.
+struct TestGateway {
+    static let databaseName = "db"
+
+    let store: DocumentStore
+    let listener: SyncListener
+    let port: Int
+    let dataDirectory: URL
+
+    var database: DocumentDatabase {
+        get async throws { try await store.database(named: Self.databaseName) }
+    }
+
+    static func settings(
+        tls: ListenerTLS = .off,
+        authentication: ListenerAuthentication = .none,
+        deltaSync: Bool = true,
+        maxConnections: Int = 16
+    ) -> ListenerSettings {
+        ListenerSettings(
+            name: "test", interface: "127.0.0.1", port: 0, tls: tls, authentication: authentication,
+            databases: [databaseName], deltaSync: deltaSync, maxConnections: maxConnections, serviceDiscovery: nil)
+    }
+
+    /// Runs `body` while a listener with `settings` serves a fresh store (or the one in `dataDirectory`).
+    static func run(
+        settings: ListenerSettings = settings(),
+        collections: [String] = [DatabaseSettings.defaultCollection],
+        dataDirectory: URL? = nil,
+        _ body: @Sendable (TestGateway) async throws -> Void
+    ) async throws {
+        let directory =
+            dataDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("edge-repl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer {
+            if dataDirectory == nil {
+                try? FileManager.default.removeItem(at: directory)
+            }
+        }
+        let store = try DocumentStore(dataDirectory: directory.appendingPathComponent("databases"))
+        let environment = SyncListener.Environment(
+            store: store, databases: [DatabaseSettings(name: databaseName, collections: collections)],
+            dataDirectory: directory.path, nodeName: "test-node", serverVersion: "0.0.0-test")
+        let listener = try SyncListener(settings: settings, environment: environment, logger: testLogger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await listener.run() }
+            guard let port = await listener.boundPort() else { throw TimedOut(what: "the listener to bind") }
+            let gateway = TestGateway(store: store, listener: listener, port: port, dataDirectory: directory)
+            do {
+                try await body(gateway)
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+        }
+    }
+}

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SyncListener
 
 /// Builds the whole gateway from a validated configuration, ready to run as a service.
 ///
@@ -15,6 +16,17 @@ public func buildApplication(
     let monitor = HealthMonitor(nodeName: configuration.node.name)
     let storeService = try await StoreService(configuration: configuration, logger: logger)
     monitor.register(storeService)
+    let environment = SyncListener.Environment(
+        store: storeService.store,
+        databases: configuration.databases,
+        dataDirectory: configuration.node.dataDirectory,
+        nodeName: configuration.node.name,
+        serverVersion: EdgeGatewayVersion.current
+    )
+    let listeners = try configuration.listeners.map { settings in
+        try SyncListener(settings: settings, environment: environment, logger: logger)
+    }
+    monitor.register(ListenerHealth(listeners: listeners))
 
     let router = Router()
     router.middlewares.add(LogRequestsMiddleware(.debug))
@@ -35,8 +47,10 @@ public func buildApplication(
         },
         logger: logger
     )
-    // Listed first so that ServiceLifecycle stops it last: the servers drain before the databases close.
+    // The store is listed first so that ServiceLifecycle stops it last: the listeners (and the ops server)
+    // stop accepting and drain their sessions before the databases close.
     application.addServices(storeService)
+    application.addServices(listeners.map { $0 as any Service })
     return application
 }
 

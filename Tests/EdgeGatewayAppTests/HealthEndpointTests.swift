@@ -28,6 +28,45 @@ struct HealthEndpointTests {
         }
     }
 
+    @Test("listeners appear in /health with their state, port and connection counts")
+    func listenerReport() async throws {
+        let extra = """
+
+            [[listener]]
+            name = "lan"
+            interface = "127.0.0.1"
+            port = 0
+            tls = "self-signed"
+            auth = "none"
+            databases = ["inventory"]
+            """
+        try await withTemporaryGateway(extraTOML: extra) { application in
+            try await application.test(.live) { client in
+                var listener: ComponentHealth?
+                for _ in 0..<50 {
+                    listener = try await client.execute(uri: "/health", method: .get) { response in
+                        let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))
+                        return report.components.first { $0.kind == .listener }
+                    }
+                    if listener?.status == .up { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let lan = try #require(listener)
+                #expect(lan.name == "lan")
+                #expect(lan.status == .up)
+                #expect(lan.details["state"] == "running")
+                #expect(lan.details["tls"] == .boolean(true))
+                #expect(lan.details["activeConnections"] == .integer(0))
+                #expect(lan.details["database.inventory.totalConnections"] == .integer(0))
+                guard case .integer(let port) = lan.details["port"] else {
+                    Issue.record("no bound port reported")
+                    return
+                }
+                #expect(port > 0)
+            }
+        }
+    }
+
     @Test("HEAD answers like GET, without a body", arguments: ["/health", "/health/live", "/health/ready"])
     func headRequests(path: String) async throws {
         try await withTemporaryGateway { application in
@@ -108,6 +147,7 @@ struct StaticReporter: HealthReporting {
 
 /// Runs `body` with a gateway built from a minimal configuration over a fresh data directory.
 func withTemporaryGateway(
+    extraTOML: String = "",
     _ body: (any ApplicationProtocol) async throws -> Void
 ) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
@@ -124,7 +164,7 @@ func withTemporaryGateway(
 
             [[database]]
             name = "inventory"
-            """,
+            """ + extraTOML,
         source: "test",
         environment: [:],
         overrides: ConfigurationOverrides()

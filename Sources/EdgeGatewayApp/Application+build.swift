@@ -27,6 +27,13 @@ public func buildApplication(
         try SyncListener(settings: settings, environment: environment, logger: logger)
     }
     monitor.register(ListenerHealth(listeners: listeners))
+    monitor.register(UpstreamHealth(upstreams: configuration.upstreams))
+    for upstream in configuration.upstreams {
+        logger.warning(
+            "upstream not started",
+            metadata: ["upstream": "\(upstream.name)", "reason": "\(UpstreamHealth.notRunningReason)"]
+        )
+    }
 
     let router = Router()
     router.middlewares.add(LogRequestsMiddleware(.debug))

@@ -78,35 +78,64 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark(
         "Loopback round trips (1 op = 1 000 concurrent requests)",
         configuration: .init(maxDuration: .seconds(10))
-    ) {
-        benchmark in
-        try await LoopbackPair.run { client in
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<1_000 {
-                        group.addTask {
-                            blackHole(try await client.sendRequest(.request(profile: "echo", body: small)))
-                        }
+    ) { benchmark in
+        let pair = try await LoopbackPair.start()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<1_000 {
+                    group.addTask {
+                        blackHole(try await pair.client.sendRequest(.request(profile: "echo", body: small)))
                     }
-                    try await group.waitForAll()
                 }
+                try await group.waitForAll()
             }
-            benchmark.stopMeasurement()
         }
+        benchmark.stopMeasurement()
+        try await pair.stop()
     }
 }
 
 /// A Hummingbird BLIP echo server on 127.0.0.1 and one client connected to it.
-enum LoopbackPair {
-    static func run(_ body: @escaping @Sendable (BLIPConnection) async throws -> Void) async throws {
+struct LoopbackPair: Sendable {
+    let client: BLIPConnection
+    private let stopSignal: AsyncStream<Void>.Continuation
+    private let task: Task<Void, any Error>
+
+    static let logger = {
         var logger = Logger(label: "blip-benchmark")
         logger.logLevel = .critical
+        return logger
+    }()
+
+    static func start() async throws -> LoopbackPair {
+        let (clients, clientSink) = AsyncStream.makeStream(of: BLIPConnection.self)
+        let (stop, stopSink) = AsyncStream.makeStream(of: Void.self)
+        let task = Task {
+            try await run { client in
+                clientSink.yield(client)
+                for await _ in stop {}
+            }
+        }
+        var iterator = clients.makeAsyncIterator()
+        guard let client = await iterator.next() else {
+            try await task.value
+            throw CancellationError()
+        }
+        return LoopbackPair(client: client, stopSignal: stopSink, task: task)
+    }
+
+    func stop() async throws {
+        stopSignal.finish()
+        try await task.value
+    }
+
+    private static func run(_ body: @escaping @Sendable (BLIPConnection) async throws -> Void) async throws {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.ws("/blip") { _, _ in
             .upgrade([.secWebSocketProtocol: "BLIP_3+CBMobile_3"])
-        } onUpgrade: { inbound, outbound, context in
-            let connection = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: context.logger)
+        } onUpgrade: { inbound, outbound, _ in
+            let connection = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: logger)
             await connection.setHandler(for: "echo") { request in request.reply(body: request.body) }
             try await connection.run(inbound: inbound, outbound: outbound)
         }
@@ -114,7 +143,9 @@ enum LoopbackPair {
         let app = Application(
             router: Router(),
             server: .http1WebSocketUpgrade(
-                webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: 1 << 20))),
+                webSocketRouter: router,
+                configuration: .init(ws: .init(maxFrameSize: 1 << 20, autoPing: .disabled))
+            ),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -126,7 +157,9 @@ enum LoopbackPair {
             try await WebSocketClient.connect(
                 url: "ws://127.0.0.1:\(port)/blip",
                 configuration: .init(
-                    maxFrameSize: 1 << 20, additionalHeaders: [.secWebSocketProtocol: "BLIP_3+CBMobile_3"]),
+                    maxFrameSize: 1 << 20,
+                    additionalHeaders: [.secWebSocketProtocol: "BLIP_3+CBMobile_3"]
+                ),
                 logger: logger
             ) { inbound, outbound, _ in
                 let client = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: logger)

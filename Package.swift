@@ -65,6 +65,7 @@ let package = Package(
                 "BLIPCodec",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
@@ -188,6 +189,7 @@ let package = Package(
             dependencies: [
                 "BLIPConnection",
                 "BLIPCodec",
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

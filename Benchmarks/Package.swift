@@ -15,6 +15,9 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.0", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.2.0"),
     ],
     targets: [
         .executableTarget(
@@ -32,6 +35,10 @@ let package = Package(
             dependencies: [
                 .product(name: "BLIPCodec", package: rootPackage),
                 .product(name: "BLIPConnection", package: rootPackage),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "BLIPBenchmarks",

@@ -96,6 +96,7 @@ let package = Package(
             name: "SyncListener",
             dependencies: [
                 "EdgeReplication",
+                "EdgeCredentials",
                 "EdgeIdentity",
                 "EdgeConfig",
                 "EdgeStore",
@@ -133,10 +134,20 @@ let package = Package(
             ]
         ),
 
+        // Password hashing (scrypt) for listener users.
+        .target(
+            name: "EdgeCredentials",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+
         // TOML configuration: parsing, validation, environment and CLI overrides.
         .target(
             name: "EdgeConfig",
             dependencies: [
+                "EdgeCredentials",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -162,6 +173,7 @@ let package = Package(
                 "EdgeGatewayApp",
                 "EdgePairing",
                 "EdgeIdentity",
+                "EdgeCredentials",
                 "EdgeConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -203,6 +215,7 @@ let package = Package(
             name: "EdgeReplicationTests",
             dependencies: [
                 "EdgeReplication",
+                "EdgeCredentials",
                 "SyncListener",
                 "EdgeStore",
                 "EdgeConfig",
@@ -242,8 +255,12 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "EdgeCredentialsTests",
+            dependencies: ["EdgeCredentials"]
+        ),
+        .testTarget(
             name: "EdgeConfigTests",
-            dependencies: ["EdgeConfig"]
+            dependencies: ["EdgeConfig", "EdgeCredentials"]
         ),
         .testTarget(
             name: "EdgeGatewayCLITests",

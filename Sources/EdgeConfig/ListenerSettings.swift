@@ -1,3 +1,4 @@
+import EdgeCredentials
 /// One `[[listener]]` entry: a passive-peer endpoint (`ws://` or `wss://host:port/<db>/_blipsync`)
 /// that Couchbase Lite apps replicate with.
 public struct ListenerSettings: Sendable, Equatable {
@@ -69,11 +70,11 @@ public enum ListenerAuthentication: Sendable, Equatable {
 /// A user from a listener's users file.
 public struct ListenerUser: Sendable, Equatable {
     public var name: String
-    public var password: Secret
+    public var passwordHash: PasswordHash
 
-    public init(name: String, password: Secret) {
+    public init(name: String, passwordHash: PasswordHash) {
         self.name = name
-        self.password = password
+        self.passwordHash = passwordHash
     }
 }
 

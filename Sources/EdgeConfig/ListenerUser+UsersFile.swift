@@ -1,17 +1,102 @@
+import EdgeCredentials
+import Foundation
+
+/// The users file a listener's `users_file` names:
+///
+/// ```toml
+/// [[user]]
+/// name = "alice"
+/// password_hash = "$scrypt$ln=15,r=8,p=1$…$…"
+/// ```
+///
+/// Only scrypt hashes are stored, never passwords; `edge-gateway users add` writes them.
+public enum UsersFile {
+    /// Reads and validates a users file on its own, for the `users` commands.
+    public static func read(path: String) throws -> [ListenerUser] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(source: path, message: "cannot read the users file: \(error.localizedDescription)")
+        }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let (_, root) = try ConfigurationDocument.parse(text, name: path, baseDirectory: directory)
+        return try users(in: root)
+    }
+
+    /// Writes `users` atomically, readable by the owner only: the hashes are still worth protecting.
+    public static func write(_ users: [ListenerUser], to path: String) throws {
+        let data = Data(render(users).utf8)
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else {
+            throw ConfigurationError(source: path, message: "cannot write \(temporary.path)")
+        }
+        guard rename(temporary.path, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw ConfigurationError(source: path, message: "cannot replace the users file: \(reason)")
+        }
+    }
+
+    public static func render(_ users: [ListenerUser]) -> String {
+        var text = """
+            # Users of a listener with auth = "basic". Written by `edge-gateway users add|remove`.
+            # Only scrypt hashes are stored; keep the file readable by the gateway alone (mode 600).
+
+            """
+        for user in users {
+            text += "\n[[user]]\nname = \"\(user.name)\"\npassword_hash = \"\(user.passwordHash)\"\n"
+        }
+        return text
+    }
+
+    /// Checks a user name the way the file's reader does.
+    public static func validateName(_ name: String) -> String? {
+        if name.isEmpty { return "must not be empty" }
+        // Basic credentials are `name:password`, split at the first colon.
+        if name.contains(":") { return "must not contain ':' (HTTP Basic separates name and password with it)" }
+        if name.contains(where: { $0 == "\"" || $0 == "\\" || $0.isNewline }) {
+            return "must not contain quotes, backslashes or line breaks"
+        }
+        return nil
+    }
+
+    static func users(in root: SettingsTable) throws -> [ListenerUser] {
+        try root.rejectUnknownKeys(allowed: ["user"])
+        var users: [ListenerUser] = []
+        for var table in try root.arrayOfTables("user") {
+            if table.contains("password") {
+                throw table.error(
+                    at: "password",
+                    "plain passwords are not accepted; store a hash with `edge-gateway users add NAME --file FILE`"
+                )
+            }
+            try table.rejectUnknownKeys(allowed: ["name", "password_hash"])
+            let name = try table.requiredString("name")
+            if let problem = validateName(name) {
+                throw table.error(at: "name", problem)
+            }
+            if users.contains(where: { $0.name == name }) {
+                throw table.error(at: "name", "duplicate user name \"\(name)\"")
+            }
+            table.displayName = "user \"\(name)\""
+            let hash: PasswordHash
+            do {
+                hash = try PasswordHash(parsing: try table.requiredString("password_hash"))
+            } catch let error as PasswordHash.ParseError {
+                throw table.error(at: "password_hash", error.description)
+            }
+            users.append(ListenerUser(name: name, passwordHash: hash))
+        }
+        return users
+    }
+}
+
 extension ListenerUser {
-    /// Loads the users file a listener's `users_file` names:
-    ///
-    /// ```toml
-    /// [[user]]
-    /// name = "alice"
-    /// password = "…"
-    /// ```
-    ///
-    /// Passwords are stored as given, because the file itself is the secret (keep it mode 0600,
-    /// like `password_file`); the main configuration then holds no secrets and can be shared.
-    static func loadUsersFile(referencedBy listener: SettingsTable, key: String) throws
-        -> [ListenerUser]
-    {
+    /// Loads the users file a listener names; an empty one is an error, since nobody could connect.
+    static func loadUsersFile(referencedBy listener: SettingsTable, key: String) throws -> [ListenerUser] {
         guard let path = try listener.path(key) else {
             throw listener.error(at: key, "missing required key `\(key)`")
         }
@@ -21,24 +106,7 @@ extension ListenerUser {
             name: path,
             baseDirectory: listener.document.baseDirectory
         )
-        try root.rejectUnknownKeys(allowed: ["user"])
-        var users: [ListenerUser] = []
-        for var table in try root.arrayOfTables("user") {
-            try table.rejectUnknownKeys(allowed: ["name", "password"])
-            let name = try table.requiredString("name")
-            // Basic credentials are `name:password`, split at the first colon.
-            guard !name.contains(":") else {
-                throw table.error(
-                    at: "name",
-                    "must not contain ':' (HTTP Basic separates name and password with it)")
-            }
-            if users.contains(where: { $0.name == name }) {
-                throw table.error(at: "name", "duplicate user name \"\(name)\"")
-            }
-            table.displayName = "user \"\(name)\""
-            users.append(
-                ListenerUser(name: name, password: Secret(try table.requiredString("password"))))
-        }
+        let users = try UsersFile.users(in: root)
         guard !users.isEmpty else {
             throw listener.error(at: key, "\(path) defines no [[user]], so nobody could connect")
         }

@@ -1,5 +1,5 @@
-import Crypto
 import EdgeConfig
+import EdgeCredentials
 import Foundation
 
 /// HTTP Basic credentials from an `Authorization` header.
@@ -19,24 +19,13 @@ struct BasicCredentials: Sendable, Equatable {
         password = String(text[text.index(after: colon)...])
     }
 
-    /// Whether these credentials match one of `users`. Passwords are compared through their SHA-256
-    /// digests in constant time, so neither their content nor their length leaks through timing.
+    /// Whether these credentials match one of `users`. An unknown name costs one scrypt derivation too,
+    /// with the same parameters, so timing does not tell which names exist.
     func matches(_ users: [ListenerUser]) -> Bool {
         guard let user = users.first(where: { $0.name == self.user }) else {
-            // Compare anyway so that unknown and known user names take the same time.
-            _ = Self.constantTimeEqual(password, password)
+            _ = try? PasswordHash.make(password: password, parameters: users.first?.passwordHash.parameters ?? .standard)
             return false
         }
-        return Self.constantTimeEqual(password, user.password.value)
-    }
-
-    static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let left = SHA256.hash(data: Data(lhs.utf8))
-        let right = SHA256.hash(data: Data(rhs.utf8))
-        var difference: UInt8 = 0
-        for (a, b) in zip(left, right) {
-            difference |= a ^ b
-        }
-        return difference == 0
+        return user.passwordHash.verifies(password)
     }
 }

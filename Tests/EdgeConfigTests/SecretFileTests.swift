@@ -1,6 +1,8 @@
 import Testing
 
 @testable import EdgeConfig
+import EdgeCredentials
+import Foundation
 
 @Suite("Secrets and files referenced by the configuration")
 struct SecretFileTests {
@@ -68,11 +70,15 @@ struct SecretFileTests {
         #expect(!error.description.contains("TopSecret-42"))
     }
 
-    @Test func usersFileIsLoaded() throws {
+    static let quickHashing = PasswordHash.Parameters(logRounds: 4, blockSize: 8, parallelism: 1)
+
+    @Test func usersFileIsLoadedWithHashes() throws {
         let directory = try TemporaryDirectory()
+        let alice = try PasswordHash.make(password: "a-pass", parameters: Self.quickHashing)
+        let bob = try PasswordHash.make(password: "b-pass", parameters: Self.quickHashing)
         try directory.write(
             "users.toml",
-            "[[user]]\nname = \"alice\"\npassword = \"a-pass\"\n[[user]]\nname = \"bob\"\npassword = \"b-pass\"\n"
+            "[[user]]\nname = \"alice\"\npassword_hash = \"\(alice)\"\n[[user]]\nname = \"bob\"\npassword_hash = \"\(bob)\"\n"
         )
         let configuration = try parse(
             minimalTOML.replacingOccurrences(
@@ -82,16 +88,15 @@ struct SecretFileTests {
         #expect(
             configuration.listeners.first?.authentication
                 == .basic(users: [
-                    ListenerUser(name: "alice", password: Secret("a-pass")),
-                    ListenerUser(name: "bob", password: Secret("b-pass")),
+                    ListenerUser(name: "alice", passwordHash: alice),
+                    ListenerUser(name: "bob", passwordHash: bob),
                 ])
         )
     }
 
-    @Test func usersFileErrorsCiteTheUsersFile() throws {
+    @Test func usersFileRefusesPlainPasswords() throws {
         let directory = try TemporaryDirectory()
-        let users = try directory.write(
-            "users.toml", "[[user]]\nname = \"alice\"\npasword = \"a-pass\"\n")
+        let users = try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword = \"a-pass\"\n")
         let error = try parseError(
             minimalTOML.replacingOccurrences(
                 of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
@@ -99,8 +104,45 @@ struct SecretFileTests {
         )
         #expect(error.source == users)
         #expect(error.line == 3)
-        #expect(error.keyPath == "user[0].pasword")
-        #expect(error.allowedValues == ["name", "password"])
+        #expect(error.message.contains("plain passwords are not accepted"))
+        #expect(!error.description.contains("a-pass"))
+    }
+
+    @Test func usersFileWithAMalformedHash() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword_hash = \"md5:abc\"\n")
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            baseDirectory: directory.path
+        )
+        #expect(error.keyPath == "user \"alice\".password_hash")
+        #expect(error.message.hasPrefix("not an scrypt hash"))
+    }
+
+    @Test func usersFileWritesAndReadsBack() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/users.toml"
+        let users = [ListenerUser(name: "carol", passwordHash: try PasswordHash.make(password: "c", parameters: Self.quickHashing))]
+        try UsersFile.write(users, to: path)
+        #expect(try UsersFile.read(path: path) == users)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func usersFileErrorsCiteTheUsersFile() throws {
+        let directory = try TemporaryDirectory()
+        let users = try directory.write(
+            "users.toml", "[[user]]\nname = \"alice\"\npasword_hash = \"x\"\n")
+        let error = try parseError(
+            minimalTOML.replacingOccurrences(
+                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
+            baseDirectory: directory.path
+        )
+        #expect(error.source == users)
+        #expect(error.line == 3)
+        #expect(error.keyPath == "user[0].pasword_hash")
+        #expect(error.allowedValues == ["name", "password_hash"])
     }
 
     @Test func usersFileWithoutUsersIsAnError() throws {

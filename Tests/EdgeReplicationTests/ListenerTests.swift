@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeCredentials
 import EdgeIdentity
 import Foundation
 import HummingbirdWSClient
@@ -14,7 +15,10 @@ import FoundationNetworking
 
 @Suite("The sync listener's HTTP side")
 struct ListenerTests {
-    static let users = ListenerAuthentication.basic(users: [ListenerUser(name: "alice", password: Secret("s3cret"))])
+    static let users = ListenerAuthentication.basic(users: [ListenerUser(
+            name: "alice",
+            passwordHash: try! PasswordHash.make(password: "s3cret", parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
+        )])
 
     /// A plain GET with optional Basic credentials, returning status, headers and body.
     static func get(

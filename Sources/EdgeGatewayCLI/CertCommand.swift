@@ -18,8 +18,8 @@ struct CertCommand: ParsableCommand {
         @Option(help: "The listener whose certificate to use. Defaults to the first listener.")
         var listener: String?
 
-        func target() throws -> PairingTarget {
-            try PairingTarget(configuration: configuration.load(), listenerName: listener, database: nil)
+        func target() throws -> SelectedListener {
+            try SelectedListener(configuration: configuration.load(), listenerName: listener, database: nil)
         }
     }
 
@@ -242,24 +242,37 @@ enum IdentityFiles {
             withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700]
         )
-        let certificatePath = (directory as NSString).appendingPathComponent(
-            TLSIdentity.certificateFileName)
+        let certificatePath = (directory as NSString).appendingPathComponent(TLSIdentity.certificateFileName)
         let keyPath = (directory as NSString).appendingPathComponent(TLSIdentity.keyFileName)
-        for path in [keyPath, certificatePath] where FileManager.default.fileExists(atPath: path) {
-            let previous = path + TLSIdentity.previousFileSuffix
-            guard rename(path, previous) == 0 else {
-                throw Failure(
-                    description: "cannot move '\(path)' to '\(previous)': \(String(cString: strerror(errno)))"
-                )
-            }
+        // Both new files are complete on disk before anything is renamed: a directory left without an identity
+        // would make the next start generate a new one, silently breaking every paired device.
+        let newKeyPath = try writeTemporary(files.key, besides: keyPath, mode: 0o600)
+        let newCertificatePath: String
+        do {
+            newCertificatePath = try writeTemporary(files.certificate, besides: certificatePath, mode: 0o644)
+        } catch {
+            unlink(newKeyPath)
+            throw error
         }
-        // The key is placed first, as the gateway does when it generates one: a crash in between leaves a key
-        // without certificate, which the next start reports.
-        try write(files.key, to: keyPath, mode: 0o600)
-        try write(files.certificate, to: certificatePath, mode: 0o644)
+        for path in [keyPath, certificatePath] where FileManager.default.fileExists(atPath: path) {
+            try move(path, to: path + TLSIdentity.previousFileSuffix)
+        }
+        try move(newKeyPath, to: keyPath)
+        try move(newCertificatePath, to: certificatePath)
     }
 
+    /// Writes `bytes` to `path` atomically, the file having `mode` from its creation on.
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws {
+        let temporary = try writeTemporary(bytes, besides: path, mode: mode)
+        do {
+            try move(temporary, to: path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    private static func writeTemporary(_ bytes: [UInt8], besides path: String, mode: mode_t) throws -> String {
         let temporary = "\(path).tmp-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
@@ -274,10 +287,14 @@ enum IdentityFiles {
             unlink(temporary)
             throw Failure(description: "cannot write '\(path)': \(error.localizedDescription)")
         }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw Failure(description: "cannot write '\(path)': \(reason)")
+        return temporary
+    }
+
+    private static func move(_ source: String, to destination: String) throws {
+        guard rename(source, destination) == 0 else {
+            throw Failure(
+                description: "cannot move '\(source)' to '\(destination)': \(String(cString: strerror(errno)))"
+            )
         }
     }
 

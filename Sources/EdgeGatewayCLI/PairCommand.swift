@@ -54,7 +54,7 @@ struct PairCommand: ParsableCommand {
 
     func run() throws {
         let configuration = try options.load()
-        let target = try PairingTarget(
+        let target = try SelectedListener(
             configuration: configuration, listenerName: listener, database: database)
         let identity = try target.loadIdentity()
         let addresses = try advertisedAddresses(listener: target.listener)
@@ -148,7 +148,7 @@ struct PairCommand: ParsableCommand {
 }
 
 /// The listener and database a pairing or certificate command is about, and how to find its TLS identity.
-struct PairingTarget {
+struct SelectedListener {
     let listener: ListenerSettings
     let database: String
     let configuration: GatewayConfiguration
@@ -191,8 +191,12 @@ struct PairingTarget {
     }
 
     /// Where generated and imported identities live: `<data_dir>/identity`.
+    static func identityDirectory(dataDirectory: String) -> String {
+        (dataDirectory as NSString).appendingPathComponent("identity")
+    }
+
     var identityDirectory: String {
-        (configuration.node.dataDirectory as NSString).appendingPathComponent("identity")
+        Self.identityDirectory(dataDirectory: configuration.node.dataDirectory)
     }
 
     /// Identity notices (first generation, coming expiry) go to standard error, never into the output.

@@ -29,14 +29,14 @@ public struct PairingPayload: Sendable, Equatable {
     public static let host = "pair"
 
     /// Where the listener can be reached, most preferred first.
-    public var addresses: [String]
-    public var port: Int
-    public var database: String
+    public let addresses: [String]
+    public let port: Int
+    public let database: String
     /// SHA-256 of the leaf certificate's DER encoding: what the device pins.
-    public var certificateSHA256: [UInt8]
+    public let certificateSHA256: [UInt8]
     /// SHA-1 of the same DER encoding, when included.
-    public var certificateSHA1: [UInt8]?
-    public var nodeName: String
+    public let certificateSHA1: [UInt8]?
+    public let nodeName: String
 
     /// Builds a payload, checking every field as strictly as decoding does, so any payload this type holds
     /// encodes to a string that decodes back to it.

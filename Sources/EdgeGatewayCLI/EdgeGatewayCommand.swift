@@ -15,7 +15,10 @@ struct EdgeGatewayCommand: AsyncParsableCommand {
             embedded default is used. EDGE_GATEWAY_* variables override the file.
             """,
         version: "edge-gateway \(EdgeGatewayVersion.current)",
-        subcommands: [Serve.self, ConfigCommand.self, Health.self, UsersCommand.self, Version.self],
+        subcommands: [
+            Serve.self, ConfigCommand.self, Health.self, PairCommand.self, CertCommand.self, UsersCommand.self,
+            Version.self,
+        ],
         defaultSubcommand: Serve.self
     )
 }

@@ -1,1 +1,0 @@
-// Module `EdgePairing`: see README's architecture section.

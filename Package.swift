@@ -161,6 +161,7 @@ let package = Package(
                 "EdgeConfig",
                 "EdgeStore",
                 "SyncListener",
+                "EdgePairing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -270,6 +271,7 @@ let package = Package(
             name: "EdgeGatewayAppTests",
             dependencies: [
                 "EdgeGatewayApp",
+                "EdgePairing",
                 "EdgeConfig",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -38,6 +38,8 @@ public func buildApplication(
     let router = Router()
     router.middlewares.add(LogRequestsMiddleware(.debug))
     HealthController(monitor: monitor).addRoutes(to: router)
+    let pairing = PairingService(listeners: listeners, nodeName: configuration.node.name, logger: logger)
+    PairingController(pairing: pairing).addRoutes(to: router)
 
     var application = Application(
         router: router,
@@ -58,6 +60,7 @@ public func buildApplication(
     // stop accepting and drain their sessions before the databases close.
     application.addServices(storeService)
     application.addServices(listeners.map { $0 as any Service })
+    application.addServices(pairing)
     return application
 }
 

@@ -50,6 +50,8 @@ public struct SyncListener: Service {
     let environment: Environment
     let bindAddress: String
     let tlsConfiguration: TLSConfiguration?
+    /// The certificate and key served on `wss://`; nil when TLS is off. Pairing payloads pin its digest.
+    public let identity: TLSIdentity?
     let servedCollections: [String: [EdgeStore.CollectionName]]
     let state: ListenerState
     let startTime = Date()
@@ -77,7 +79,7 @@ public struct SyncListener: Service {
             }
         }
         servedCollections = collections
-        tlsConfiguration = try Self.makeTLSConfiguration(settings, environment: environment, logger: logger)
+        (identity, tlsConfiguration) = try Self.makeTLSConfiguration(settings, environment: environment, logger: logger)
         state = ListenerState(name: settings.name, databases: settings.databases)
     }
 
@@ -121,7 +123,7 @@ public struct SyncListener: Service {
 
     private static func makeTLSConfiguration(
         _ settings: ListenerSettings, environment: Environment, logger: Logger
-    ) throws -> TLSConfiguration? {
+    ) throws -> (TLSIdentity?, TLSConfiguration?) {
         let identity: TLSIdentity
         do {
             switch settings.tls {
@@ -129,7 +131,7 @@ public struct SyncListener: Service {
                 if case .clientCertificate = settings.authentication {
                     throw SyncListenerError.clientCertificatesNeedTLS(listener: settings.name)
                 }
-                return nil
+                return (nil, nil)
             case .selfSigned:
                 identity = try TLSIdentity.loadOrCreateSelfSigned(
                     directory: URL(fileURLWithPath: environment.dataDirectory).appendingPathComponent("identity").path,
@@ -150,7 +152,7 @@ public struct SyncListener: Service {
                 }
                 clientAuthentication = .required(trustedRoots: roots)
             }
-            return try identity.serverTLSConfiguration(clientAuthentication: clientAuthentication)
+            return (identity, try identity.serverTLSConfiguration(clientAuthentication: clientAuthentication))
         } catch let error as SyncListenerError {
             throw error
         } catch {

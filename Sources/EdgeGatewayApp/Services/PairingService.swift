@@ -1,0 +1,71 @@
+import EdgeConfig
+import EdgePairing
+import Logging
+import ServiceLifecycle
+import SyncListener
+
+/// Pairing payloads of the TLS listeners, built from their live identities and bound ports: logged once each
+/// listener is up, and served to admin screens by the ops endpoint.
+struct PairingService: Service {
+    struct Entry: Sendable, Encodable {
+        var listener: String
+        var database: String
+        var payload: String
+        var sha256: String
+    }
+
+    let listeners: [SyncListener]
+    let nodeName: String
+    let logger: Logger
+
+    func run() async throws {
+        for entry in await entries() {
+            logger.info(
+                "pairing payload",
+                metadata: [
+                    "listener": "\(entry.listener)", "database": "\(entry.database)", "payload": "\(entry.payload)",
+                    "sha256": "\(entry.sha256)",
+                ]
+            )
+        }
+        for listener in listeners where listener.identity == nil {
+            logger.notice("listener has TLS off: there is no certificate digest to pair with", metadata: ["listener": "\(listener.settings.name)"])
+        }
+        try? await gracefulShutdown()
+    }
+
+    /// One entry per TLS listener and served database; listeners that are not bound (yet) are left out.
+    func entries() async -> [Entry] {
+        var entries: [Entry] = []
+        for listener in listeners {
+            guard let identity = listener.identity, let port = await listener.boundPort() else { continue }
+            let addresses = InterfaceAddress.reachableAddresses(forListenerInterface: listener.settings.interface)
+                .map(\.description)
+            for database in listener.settings.databases {
+                do {
+                    let payload = try PairingPayload(
+                        identity: identity,
+                        addresses: addresses,
+                        port: port,
+                        database: database,
+                        nodeName: nodeName
+                    )
+                    entries.append(
+                        Entry(
+                            listener: listener.settings.name,
+                            database: database,
+                            payload: payload.uriString,
+                            sha256: payload.sha256ColonHex
+                        )
+                    )
+                } catch {
+                    logger.warning(
+                        "no pairing payload",
+                        metadata: ["listener": "\(listener.settings.name)", "database": "\(database)", "reason": "\(error)"]
+                    )
+                }
+            }
+        }
+        return entries
+    }
+}

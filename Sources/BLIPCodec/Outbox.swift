@@ -20,6 +20,8 @@ public struct Outbox {
     private let encoder: BLIPFrameEncoder
     private var ready = MessageQueue()
     private var stalled: [OutgoingMessage.Key: OutgoingMessage] = [:]
+    /// Streamed messages that have sent everything they were given so far and wait for more body.
+    private var starved: [OutgoingMessage.Key: OutgoingMessage] = [:]
     private var acks: [BLIPAckFrame] = []
     private var nextRequestNumber: UInt64 = 1
     /// Message bytes queued but not yet framed.
@@ -31,7 +33,7 @@ public struct Outbox {
     }
 
     /// True when nothing waits to be sent, stalled messages included.
-    public var isEmpty: Bool { ready.isEmpty && stalled.isEmpty && acks.isEmpty }
+    public var isEmpty: Bool { ready.isEmpty && stalled.isEmpty && starved.isEmpty && acks.isEmpty }
 
     /// True when `nextFrame()` would return a frame.
     public var hasFrameReady: Bool { !ready.isEmpty || !acks.isEmpty }
@@ -43,8 +45,15 @@ public struct Outbox {
     ///
     /// Request numbers are assigned in queueing order and the scheduler never starts a message ahead of
     /// an earlier unstarted one, so requests begin on the wire in number order.
+    ///
+    /// With `streamingBody`, `message.body` is only the start of the body: more comes through
+    /// `appendBody(_:toRequest:)` and the message ends with `finishBody(ofRequest:)`. Its frames carry the
+    /// moreComing flag until then, so the peer assembles one message however long the body runs.
     @discardableResult
-    public mutating func enqueue(_ message: BLIPMessage) throws(BLIPEncodingError) -> UInt64 {
+    public mutating func enqueue(
+        _ message: BLIPMessage,
+        streamingBody: Bool = false
+    ) throws(BLIPEncodingError) -> UInt64 {
         let payload = try message.encodedPayload()
         let number: UInt64
         if message.kind == .request {
@@ -53,10 +62,35 @@ public struct Outbox {
         } else {
             number = message.number
         }
-        let outgoing = OutgoingMessage(message: message, number: number, payload: payload)
+        let outgoing = OutgoingMessage(
+            message: message, number: number, payload: payload, isBodyFinished: !streamingBody)
         pendingBytes += payload.count
         schedule(outgoing)
         return number
+    }
+
+    /// Adds body bytes to a request queued with `streamingBody`.
+    public mutating func appendBody(_ bytes: [UInt8], toRequest number: UInt64) {
+        guard !bytes.isEmpty else { return }
+        pendingBytes += bytes.count
+        updateStreamed(OutgoingMessage.Key(isReply: false, number: number)) { $0.appendBody(bytes) }
+    }
+
+    /// Ends the body of a request queued with `streamingBody`; its final frame follows.
+    public mutating func finishBody(ofRequest number: UInt64) {
+        updateStreamed(OutgoingMessage.Key(isReply: false, number: number)) { $0.finishBody() }
+    }
+
+    private mutating func updateStreamed(_ key: OutgoingMessage.Key, _ change: (inout OutgoingMessage) -> Void) {
+        if var message = starved.removeValue(forKey: key) {
+            change(&message)
+            schedule(message)
+        } else if var message = stalled[key] {
+            change(&message)
+            stalled[key] = message
+        } else if let position = ready.firstPosition(where: { $0.key == key }) {
+            ready.update(at: position, change)
+        }
     }
 
     /// Queues an ACK; ACKs go out before any data frame.
@@ -73,10 +107,13 @@ public struct Outbox {
             message.acknowledge(byteCount: ack.byteCount)
             if message.unacknowledgedBytes < configuration.flowControlWindow {
                 stalled[key] = nil
-                schedule(message)
+                park(message)
             } else {
                 stalled[key] = message
             }
+        } else if var message = starved[key] {
+            message.acknowledge(byteCount: ack.byteCount)
+            starved[key] = message
         } else if let position = ready.firstPosition(where: { $0.key == key }) {
             ready.update(at: position) { $0.acknowledge(byteCount: ack.byteCount) }
         }
@@ -97,10 +134,19 @@ public struct Outbox {
             if message.unacknowledgedBytes >= configuration.flowControlWindow {
                 stalled[message.key] = message
             } else {
-                schedule(message)
+                park(message)
             }
         }
         return frame
+    }
+
+    /// Back into the run queue, or aside until its stream supplies more body.
+    private mutating func park(_ message: OutgoingMessage) {
+        if message.hasFrameReady {
+            schedule(message)
+        } else {
+            starved[message.key] = message
+        }
     }
 
     private mutating func schedule(_ message: OutgoingMessage) {

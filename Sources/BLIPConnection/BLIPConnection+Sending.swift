@@ -14,7 +14,55 @@ extension BLIPConnection {
         try await waitForQueueSpace()
         let number = try enqueue(request)
         assembler.expectReply(to: number)
-        return try await withTaskCancellationHandler {
+        return try await awaitReply(to: number)
+    }
+
+    /// Sends a request whose body comes from `body`, chunk by chunk, and waits for its reply.
+    ///
+    /// The body is framed as it arrives and never held whole: each chunk waits for queue space like any
+    /// request, so a body of any length streams at the pace the peer ACKs. If `body` throws, the peer would
+    /// otherwise see a truncated message it cannot tell from a complete one, so the connection closes with
+    /// 1011 and the error is rethrown.
+    public func sendRequest<Body: AsyncSequence & Sendable>(
+        _ request: BLIPMessage,
+        streamingBody body: Body
+    ) async throws -> BLIPMessage where Body.Element == [UInt8] {
+        var request = request
+        request.kind = .request
+        request.isNoReply = false
+        try await waitForQueueSpace()
+        let number = try enqueue(request, streamingBody: true)
+        assembler.expectReply(to: number)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.pump(body, intoRequest: number) }
+            let reply = try await awaitReply(to: number)
+            try await group.waitForAll()
+            return reply
+        }
+    }
+
+    private func pump<Body: AsyncSequence>(_ body: Body, intoRequest number: UInt64) async throws
+    where Body.Element == [UInt8] {
+        do {
+            for try await chunk in body {
+                try await waitForQueueSpace()
+                outbox.appendBody(chunk, toRequest: number)
+                wakeWriter()
+            }
+        } catch {
+            if acceptsMessages {
+                logger.error("streamed body failed; closing", metadata: ["blip.error": "\(error)"])
+                close(.internalError, reason: "request body failed")
+            }
+            throw error
+        }
+        outbox.finishBody(ofRequest: number)
+        wakeWriter()
+    }
+
+    /// Waits for the reply to request `number`; registered before any suspension so that no reply is missed.
+    private func awaitReply(to number: UInt64) async throws -> BLIPMessage {
+        try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
@@ -62,12 +110,12 @@ extension BLIPConnection {
         }
     }
 
-    private func enqueue(_ message: BLIPMessage) throws -> UInt64 {
+    private func enqueue(_ message: BLIPMessage, streamingBody: Bool = false) throws -> UInt64 {
         guard acceptsMessages else {
             throw closeReasonForSending
         }
         do {
-            let number = try outbox.enqueue(message)
+            let number = try outbox.enqueue(message, streamingBody: streamingBody)
             wakeWriter()
             return number
         } catch {

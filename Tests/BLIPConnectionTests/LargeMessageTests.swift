@@ -18,6 +18,42 @@ struct LargeMessageTests {
         }
     }
 
+    @Test("a 10 MB body streamed in chunks arrives as one message without being queued whole")
+    func streamedBody() async throws {
+        let chunkCount = 160
+        let chunkSize = 65_536
+        let chunk: @Sendable (Int) -> [UInt8] = { index in [UInt8](repeating: UInt8(truncatingIfNeeded: index &* 31), count: chunkSize) }
+        var expected = CRC32()
+        for index in 0..<chunkCount { expected.update(chunk(index)) }
+        let expectedCRC = expected.value
+        let configuration = {
+            var configuration = BLIPConnection.Configuration()
+            configuration.maxQueuedBytes = 1 << 20
+            return configuration
+        }()
+        let largestQueue = SharedValue(0)
+
+        try await LoopbackHarness.withServer(configureServer: Self.digestServer) { harness in
+            try await harness.withClient(configuration: configuration) { client in
+                let body = AsyncStream<[UInt8]> { continuation in
+                    Task {
+                        for index in 0..<chunkCount {
+                            let queued = await client.queuedOutgoingBytes
+                            largestQueue.update { $0 = max($0, queued) }
+                            continuation.yield(chunk(index))
+                            await Task.yield()
+                        }
+                        continuation.finish()
+                    }
+                }
+                let reply = try await client.sendRequest(.request(profile: "digest"), streamingBody: body)
+                #expect(reply.properties["length"] == String(chunkCount * chunkSize))
+                #expect(reply.properties["crc"] == String(expectedCRC))
+            }
+        }
+        #expect(largestQueue.value <= (1 << 20) + chunkSize, "never more than the queue limit plus one chunk")
+    }
+
     @Test("a 10 MB request arrives intact while urgent requests are answered in between")
     func bigBodyWithUrgentTraffic() async throws {
         var generator = SeededGenerator(seed: 99)

@@ -148,6 +148,42 @@ struct ActiveReplicatorTests {
         }
     }
 
+    @Test("several local edits between runs are pushed on top of the revision the upstream has")
+    func severalEditsBetweenRuns() async throws {
+        try await TestGateway.run { gateway in
+            try await LocalDatabase.run { local in
+                let first = try await local.database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+                try await local.replicate(with: gateway, .push)
+                let second = try await local.database.save("doc", body: Data(#"{"v":2}"#.utf8), parentRevID: first.revID)
+                let third = try await local.database.save("doc", body: Data(#"{"v":3}"#.utf8), parentRevID: second.revID)
+                // The guess (the parent, 2-…) is stale; the 409 names 1-…, an ancestor, and the retry is accepted.
+                let status = try await local.replicate(with: gateway, .push)
+                #expect(status.lastError == nil)
+                let remote = try await gateway.database
+                #expect(try await remote.document("doc")?.revID == third.revID)
+                #expect(try await remote.leafRevisions("doc").count == 1)
+            }
+        }
+    }
+
+    @Test("concurrent edits on both sides: the push is refused as a conflict, the pull stores a branch")
+    func conflictingEdits() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            try await LocalDatabase.run { local in
+                let base = try await local.database.save("doc", body: Data(#"{"v":0}"#.utf8), parentRevID: nil)
+                try await local.replicate(with: gateway, .push)
+                let mine = try await local.database.save("doc", body: Data(#"{"side":"local"}"#.utf8), parentRevID: base.revID)
+                let theirs = try await remote.save("doc", body: Data(#"{"side":"remote"}"#.utf8), parentRevID: base.revID)
+                try await local.replicate(with: gateway, .pushAndPull)
+
+                let localLeaves = Set(try await local.database.leafRevisions("doc").map(\.revID))
+                #expect(localLeaves == [mine.revID, theirs.revID])
+                #expect(try await remote.leafRevisions("doc").map(\.revID) == [theirs.revID])
+            }
+        }
+    }
+
     @Test("deletions propagate in both directions")
     func deletions() async throws {
         try await TestGateway.run { gateway in

@@ -19,8 +19,7 @@ extension ActiveReplicatorSession {
         let request = SubChangesRequest(
             since: since, continuous: configuration.continuous, batchSize: configuration.batchSize,
             versioning: .revisionTrees, activeOnly: activeOnly)
-        let reply = try await send(request, expecting: EmptyReply.self)
-        _ = reply
+        _ = try await send(request, expecting: EmptyReply.self)
         while !isStopping {
             if isPullCaughtUp && pulledRows.isEmpty {
                 await setIdle(pull: true)

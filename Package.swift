@@ -79,7 +79,8 @@ let package = Package(
             ]
         ),
 
-        // Replication sessions over BLIP: the passive peer that Couchbase Lite clients sync with.
+        // Replication sessions over BLIP: the passive peer that Couchbase Lite clients sync with, and the
+        // active replicator that syncs with an upstream.
         .target(
             name: "EdgeReplication",
             dependencies: [
@@ -88,6 +89,9 @@ let package = Package(
                 "EdgeStore",
                 "ReplicationProtocol",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
         ),
 

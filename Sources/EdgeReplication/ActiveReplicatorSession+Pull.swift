@@ -1,0 +1,221 @@
+import BLIPCodec
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+
+// Pulling: `subChanges`, then answering the upstream's `changes` and storing its `rev`s
+// (spec §3.4, §3.5, §3.7, §3.8).
+extension ActiveReplicatorSession {
+    /// What this side announces: no deltas, because it does not apply them yet.
+    static let pullCapabilities = ReceiverCapabilities.liteCore(includingDeltas: false)
+
+    /// Subscribes from the checkpoint's `remote`; a one-shot pull returns once the upstream said it
+    /// is caught up and every revision asked for is stored, a continuous one when stopped.
+    func pull() async throws {
+        let since = await checkpointer.current.remote
+        // Like CBL: a first pull into an empty database need not fetch tombstones.
+        let localIsEmpty = try await database.changes(since: 0, limit: 1).isEmpty
+        let activeOnly = since == nil && localIsEmpty
+        let request = SubChangesRequest(
+            since: since, continuous: configuration.continuous, batchSize: configuration.batchSize,
+            versioning: .revisionTrees, activeOnly: activeOnly)
+        _ = try await send(request, expecting: EmptyReply.self)
+        while !isStopping {
+            if isPullCaughtUp && pulledRows.isEmpty {
+                await setIdle(pull: true)
+                if !configuration.continuous { return }
+            }
+            await withCheckedContinuation { pullWaiters.append($0) }
+        }
+    }
+
+    /// The upstream said it is caught up, and every request it sent before saying so has arrived.
+    /// Handlers run concurrently, so the marker can be handled before the last batches.
+    var isPullCaughtUp: Bool {
+        guard let caughtUpMarker else { return false }
+        return contiguousRequestNumber >= caughtUpMarker - 1
+    }
+
+    /// Records that the upstream's request `number` reached a handler.
+    func noteRequest(_ number: UInt64) {
+        guard number > contiguousRequestNumber else { return }
+        laterRequestNumbers.insert(number)
+        while laterRequestNumbers.remove(contiguousRequestNumber + 1) != nil {
+            contiguousRequestNumber += 1
+        }
+        wakePullWaiters()
+    }
+
+    func wakePullWaiters() {
+        let waiters = pullWaiters
+        pullWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// `changes`: which offered revisions to send, with the ancestors this side has as a base.
+    func receiveChanges(_ request: BLIPMessage) async throws -> BLIPMessage {
+        noteRequest(request.number)
+        let decoded = try request.decode(ChangesRequest.self)
+        guard decoded.collection == nil else {
+            throw ErrorReply.http(404, "only the default collection is replicated").blipError
+        }
+        if decoded.isCaughtUp {
+            caughtUpMarker = request.number
+            wakePullWaiters()
+            return request.reply()
+        }
+        // Slots are reserved in the same actor turn as `noteRequest`, so a caught-up marker that
+        // overtook this batch still waits for its rows.
+        let firstRow = nextPulledRow
+        nextPulledRow += decoded.rows.count
+        for (offset, row) in decoded.rows.enumerated() {
+            pulledRows[firstRow + offset] = PulledRow(sequence: row.sequence, isDone: false)
+        }
+        await setIdle(pull: false)
+        var entries = [ChangesReply.Entry](repeating: .skip, count: decoded.rows.count)
+        var queries: [RevisionQuery] = []
+        var queryRows: [Int] = []
+        for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
+            guard let revision = try? RevisionID(row.revisionID) else {
+                entries[index] = .status(400)
+                continue
+            }
+            queries.append(RevisionQuery(docID: row.docID, revIDs: [revision]))
+            queryRows.append(index)
+        }
+        let diffs = try await storeCall { try await database.revisionDiffs(queries) }
+        var wanted = 0
+        for (index, diff) in zip(queryRows, diffs) {
+            guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
+            let row = decoded.rows[index]
+            entries[index] = .send(knownAncestors: diff.possibleAncestors.compactMap { try? WireRevisionID($0) })
+            awaitedRevisions[RevisionKey(docID: row.docID, revisionID: row.revisionID.description)] = firstRow + index
+            wanted += 1
+        }
+        for (index, entry) in entries.enumerated() where entry == .skip || entry == .status(400) {
+            pulledRows[firstRow + index]?.isDone = true
+        }
+        await replicator.recordTotal(wanted)
+        await advanceRemote()
+        return request.reply(with: ChangesReply(entries: entries, capabilities: Self.pullCapabilities))
+    }
+
+    /// `rev`: fetches the blobs it lacks, stores it (a conflict becomes a branch), then replies.
+    func receiveRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
+        noteRequest(request.number)
+        let decoded = try request.decode(RevRequest.self)
+        let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
+        do {
+            try await store(decoded)
+            await replicator.recordCompleted(1)
+        } catch {
+            await replicator.recordError("\(error)")
+            await finishPulledRevision(key)
+            throw error
+        }
+        await finishPulledRevision(key)
+        return request.reply()
+    }
+
+    /// `norev`: the upstream cannot send a revision it offered; nothing is left to wait for.
+    func receiveNoRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
+        noteRequest(request.number)
+        let decoded = try request.decode(NoRevRequest.self)
+        logger.info("the upstream could not send a revision", metadata: ["doc": "\(decoded.docID)"])
+        await finishPulledRevision(RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description))
+        return request.reply()
+    }
+
+    private func finishPulledRevision(_ key: RevisionKey) async {
+        guard let row = awaitedRevisions.removeValue(forKey: key) else { return }
+        pulledRows[row]?.isDone = true
+        await advanceRemote()
+    }
+
+    /// Moves `remote` to the last row with nothing pending before it.
+    private func advanceRemote() async {
+        var lastDone: JSONValue?
+        while let row = pulledRows[firstUnfinishedPulledRow], row.isDone {
+            lastDone = row.sequence
+            pulledRows.removeValue(forKey: firstUnfinishedPulledRow)
+            firstUnfinishedPulledRow += 1
+        }
+        if let lastDone {
+            await checkpointer.setRemote(lastDone)
+        }
+        wakePullWaiters()
+    }
+
+    private func store(_ request: RevRequest) async throws {
+        if let errorCode = request.errorCode {
+            logger.info("the upstream reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
+            return
+        }
+        guard request.deltaSource == nil else {
+            throw ErrorReply.http(400, "a delta arrived although none were asked for").blipError
+        }
+        let body: JSONObject
+        do throws(ProtocolError) {
+            let object = try request.bodyObject()
+            body = DocumentBody.strippingSpecialProperties(try BlobReference.strippingStandIns(from: object))
+        } catch {
+            throw error.reply.blipError
+        }
+        try await fetchMissingBlobs(of: body, docID: request.docID)
+        let revision: ExistingRevision
+        do throws(StoreError) {
+            revision = ExistingRevision(
+                docID: request.docID, revID: try RevisionID(request.revisionID),
+                history: try request.history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
+                deleted: request.deleted, body: body.jsonData, noConflicts: false)
+        } catch {
+            throw error.errorReply.blipError
+        }
+        let results = try await storeCall { try await database.insertExistingRevisions([revision]) }
+        if case .failed(let error)? = results.first {
+            throw error.errorReply.blipError
+        }
+    }
+
+    /// Fetches with `getAttachment` every blob the body refers to that the store lacks; the blob
+    /// store checks each digest before keeping the bytes (spec §3.9).
+    private func fetchMissingBlobs(of body: JSONObject, docID: String) async throws {
+        let references: [BlobReference]
+        do throws(ProtocolError) {
+            references = try BlobReference.references(in: body)
+        } catch {
+            throw error.reply.blipError
+        }
+        var fetched: Set<ReplicationProtocol.BlobDigest> = []
+        for reference in references where fetched.insert(reference.digest).inserted {
+            let digest = try await storeCall { try EdgeStore.BlobDigest(reference.digest) }
+            if database.blobs.contains(digest) { continue }
+            let request = GetAttachmentRequest(digest: reference.digest, docID: docID, compress: reference.prefersCompression)
+            let reply: BLIPMessage
+            do {
+                reply = try await connection.sendRequest(.request(request))
+            } catch let error as BLIPErrorReply {
+                throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
+            }
+            _ = try await storeCall { try database.blobs.write(Data(reply.body), expectedDigest: digest) }
+        }
+    }
+
+    /// Runs a store call, reporting store failures to the upstream as `HTTP` errors.
+    private func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            throw error.errorReply.blipError
+        }
+    }
+}
+
+/// A reply with nothing in it, such as the one to `subChanges`.
+struct EmptyReply: ReplicationMessage {
+    init(properties: MessageProperties, body: [UInt8]) {}
+
+    func encode() -> (properties: MessageProperties, body: [UInt8]) {
+        (MessageProperties(), [])
+    }
+}

@@ -1,0 +1,161 @@
+import BLIPCodec
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+
+// Pushing: local changes are proposed in batches, accepted ones sent as `rev`s (spec §3.6, §3.7).
+extension ActiveReplicatorSession {
+    /// A proposed row and the upstream revision it was proposed on top of.
+    struct Proposal {
+        var change: Change
+        var remoteRevision: WireRevisionID?
+    }
+
+    /// Pushes every change after the checkpoint's `local`; continuous mode then follows new ones.
+    func push() async throws {
+        var since = Int64(clamping: await checkpointer.current.local)
+        while !isStopping {
+            let batch = try await database.changes(since: since, limit: configuration.batchSize)
+            guard let last = batch.last else { break }
+            try await pushBatch(batch)
+            since = last.sequence
+        }
+        await setIdle(push: true)
+        guard configuration.continuous, !isStopping else { return }
+        let feed = database.changeFeed(since: since, batchSize: configuration.batchSize)
+        let loop = Task {
+            for try await batch in feed {
+                try await self.pushBatch(batch)
+                await self.setIdle(push: true)
+            }
+        }
+        pushLoop = loop
+        do {
+            try await loop.value
+        } catch is CancellationError {
+            return
+        }
+    }
+
+    /// Proposes one batch, sends what the upstream accepts, and moves `local` past the batch once
+    /// every revision of it is stored there (or refused for good).
+    private func pushBatch(_ batch: [Change]) async throws {
+        await setIdle(push: false)
+        await replicator.recordTotal(batch.count)
+        var proposals: [Proposal] = []
+        for change in batch {
+            proposals.append(Proposal(change: change, remoteRevision: try await presumedRemoteRevision(of: change)))
+        }
+        var (accepted, conflicts) = try await propose(proposals)
+        // A 409 naming an ancestor of ours only means the guessed remote revision was stale.
+        var retries: [Proposal] = []
+        for (proposal, current) in conflicts {
+            if let current, try await isAncestor(current, of: proposal.change) {
+                retries.append(Proposal(change: proposal.change, remoteRevision: current))
+            } else {
+                logger.info(
+                    "the upstream has a conflicting revision",
+                    metadata: ["doc": "\(proposal.change.docID)", "current": "\(current.map(\.description) ?? "?")"])
+                await replicator.recordCompleted(1)
+            }
+        }
+        if !retries.isEmpty {
+            let (acceptedRetries, stillConflicting) = try await propose(retries)
+            accepted += acceptedRetries
+            await replicator.recordCompleted(stillConflicting.count)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            for proposal in accepted {
+                if inFlight >= Self.maxRevisionsInFlight {
+                    try await group.next()
+                    inFlight -= 1
+                }
+                group.addTask { try await self.sendRevision(proposal) }
+                inFlight += 1
+            }
+            try await group.waitForAll()
+        }
+        if let last = batch.last {
+            await checkpointer.setLocal(UInt64(last.sequence))
+        }
+    }
+
+    /// Sends `proposeChanges`; returns the accepted rows and the conflicting ones with the
+    /// upstream's current revision. Rows it already has or refused otherwise count as done.
+    private func propose(_ proposals: [Proposal]) async throws -> (
+        accepted: [Proposal], conflicts: [(Proposal, WireRevisionID?)]
+    ) {
+        let rows = try proposals.map { proposal in
+            ReplicationProtocol.ProposedChange(
+                docID: proposal.change.docID, revisionID: try WireRevisionID(proposal.change.revID),
+                remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
+        }
+        let reply = try await send(ProposeChangesRequest(rows: rows), expecting: ProposeChangesReply.self, isUrgent: true)
+        maxHistory = reply.capabilities.maxHistory ?? maxHistory
+        var accepted: [Proposal] = []
+        var conflicts: [(Proposal, WireRevisionID?)] = []
+        for (index, proposal) in proposals.enumerated() {
+            switch reply.status(at: index) {
+            case .accepted:
+                accepted.append(proposal)
+            case .alreadyKnown:
+                await replicator.recordCompleted(1)
+            case .conflict(let current):
+                conflicts.append((proposal, current))
+            case .failed(let code):
+                await recordPushFailure(proposal.change, reason: "proposeChanges status \(code)")
+            }
+        }
+        return (accepted, conflicts)
+    }
+
+    /// The revision the upstream most likely has: the parent of ours. A document pulled from the
+    /// upstream and changed once here, or pushed and changed once, gets it right; a 409 naming a
+    /// further ancestor is retried (see `pushBatch`).
+    private func presumedRemoteRevision(of change: Change) async throws -> WireRevisionID? {
+        guard change.revID.generation > 1 else { return nil }
+        let parents = try await database.revisionHistory(change.docID, revID: change.revID, maxCount: 1)
+        return try parents.first.map { try WireRevisionID($0) }
+    }
+
+    private func isAncestor(_ revision: WireRevisionID, of change: Change) async throws -> Bool {
+        guard let candidate = try? RevisionID(revision) else { return false }
+        let ancestry = try await database.revisionHistory(change.docID, revID: change.revID)
+        return ancestry.contains(candidate)
+    }
+
+    /// Sends one revision with its history down to the revision the upstream is believed to have.
+    private func sendRevision(_ proposal: Proposal) async throws {
+        let change = proposal.change
+        guard let stored = try await database.revision(change.docID, revID: change.revID),
+            let body = stored.body
+        else {
+            // Superseded or compacted since the batch was read; its successor has a later sequence.
+            await replicator.recordCompleted(1)
+            return
+        }
+        let known = Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? [])
+        let ancestry = try await database.revisionHistory(
+            change.docID, revID: change.revID, stoppingAt: known, maxCount: maxHistory)
+        let request = RevRequest(
+            docID: change.docID, revisionID: try WireRevisionID(change.revID),
+            history: RevisionHistory(try ancestry.map { try WireRevisionID($0) }),
+            sequence: .number(JSONNumber(change.sequence)), deleted: stored.deleted, noConflicts: true,
+            body: Array(body))
+        do {
+            _ = try await connection.sendRequest(.request(request))
+            await replicator.recordCompleted(1)
+        } catch let error as BLIPErrorReply {
+            await recordPushFailure(change, reason: "rev refused: \(error.domain) \(error.code) \(error.message)")
+        }
+    }
+
+    /// A revision the upstream refused is logged and skipped, so one bad document cannot stall the
+    /// push; it is pushed again once it changes.
+    private func recordPushFailure(_ change: Change, reason: String) async {
+        logger.warning("the upstream refused a pushed revision", metadata: ["doc": "\(change.docID)", "reason": "\(reason)"])
+        await replicator.recordError("\(change.docID): \(reason)")
+        await replicator.recordCompleted(1)
+    }
+}

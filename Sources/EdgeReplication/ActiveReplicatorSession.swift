@@ -1,0 +1,135 @@
+import BLIPCodec
+import BLIPConnection
+import EdgeStore
+import Foundation
+import Logging
+import ReplicationProtocol
+
+/// One connection's worth of active replication: the push loop, the pull subscription and the
+/// handlers answering the upstream's requests (`changes`, `rev`, `norev`, `getAttachment`).
+actor ActiveReplicatorSession {
+    /// A pulled `changes` row, from its arrival until it is stored or known to need nothing.
+    struct PulledRow {
+        var sequence: JSONValue
+        var isDone: Bool
+    }
+
+    struct RevisionKey: Hashable {
+        var docID: String
+        var revisionID: String
+    }
+
+    static let handledProfiles: [Profile] = [.changes, .rev, .norev, .getAttachment]
+    /// `rev`s pushed at once; the peer replies to each only after storing it.
+    static let maxRevisionsInFlight = 10
+
+    let replicator: ActiveReplicator
+    let connection: BLIPConnection
+    let database: DocumentDatabase
+    let checkpointer: Checkpointer
+    let configuration: ActiveReplicator.Configuration
+    let logger: Logger
+
+    var isStopping = false
+    var pushIsIdle: Bool
+    var pullIsIdle: Bool
+    var pushLoop: Task<Void, any Error>?
+    /// History length the upstream accepts, from its `proposeChanges` replies.
+    var maxHistory = RevisionHistory.defaultMaximumLength
+
+    /// Pulled rows by arrival number; `remote` advances over the done ones at the front.
+    var pulledRows: [Int: PulledRow] = [:]
+    var nextPulledRow = 0
+    var firstUnfinishedPulledRow = 0
+    var awaitedRevisions: [RevisionKey: Int] = [:]
+    /// The number of the upstream's caught-up `changes` request, once it arrived.
+    var caughtUpMarker: UInt64?
+    /// All of the upstream's requests up to this number reached a handler; later ones are listed.
+    var contiguousRequestNumber: UInt64 = 0
+    var laterRequestNumbers: Set<UInt64> = []
+    var pullWaiters: [CheckedContinuation<Void, Never>] = []
+
+    init(
+        replicator: ActiveReplicator, connection: BLIPConnection, database: DocumentDatabase,
+        checkpointer: Checkpointer, configuration: ActiveReplicator.Configuration, logger: Logger
+    ) {
+        self.replicator = replicator
+        self.connection = connection
+        self.database = database
+        self.checkpointer = checkpointer
+        self.configuration = configuration
+        self.logger = logger
+        pushIsIdle = !configuration.direction.pushes
+        pullIsIdle = !configuration.direction.pulls
+    }
+
+    func registerHandlers() async {
+        await register(.changes) { session, request in try await session.receiveChanges(request) }
+        await register(.rev) { session, request in try await session.receiveRevision(request) }
+        await register(.norev) { session, request in try await session.receiveNoRevision(request) }
+        await register(.getAttachment) { session, request in try await session.serveAttachment(request) }
+    }
+
+    /// Drops the handlers, which hold this session.
+    func unregisterHandlers() async {
+        for profile in Self.handledProfiles {
+            await connection.removeHandler(for: profile.rawValue)
+        }
+    }
+
+    private func register(
+        _ profile: Profile,
+        _ handler: @escaping @Sendable (ActiveReplicatorSession, BLIPMessage) async throws -> BLIPMessage
+    ) async {
+        await connection.setHandler(for: profile.rawValue) { [self] request in
+            try await handler(self, request)
+        }
+    }
+
+    /// Ends a continuous replication: the push loop stops between batches and the pull stops
+    /// waiting; what completed so far goes into the final checkpoint.
+    func stopContinuous() {
+        isStopping = true
+        pushLoop?.cancel()
+        wakePullWaiters()
+    }
+
+    /// Reports `idle` once both directions have caught up, `busy` otherwise.
+    func setIdle(push: Bool? = nil, pull: Bool? = nil) async {
+        pushIsIdle = push ?? pushIsIdle
+        pullIsIdle = pull ?? pullIsIdle
+        await replicator.recordActivity(pushIsIdle && pullIsIdle ? .idle : .busy)
+    }
+
+    /// `getAttachment` from the upstream while it stores a pushed revision (spec §3.9).
+    private func serveAttachment(_ request: BLIPMessage) async throws -> BLIPMessage {
+        noteRequest(request.number)
+        let decoded = try request.decode(GetAttachmentRequest.self)
+        guard decoded.collection == nil else {
+            throw ErrorReply.http(404, "only the default collection is replicated").blipError
+        }
+        do {
+            let content = try database.blobs.read(try EdgeStore.BlobDigest(decoded.digest))
+            return request.reply(body: Array(content), isCompressed: decoded.compress)
+        } catch StoreError.blobNotFound {
+            throw ErrorReply.http(404, "no blob \(decoded.digest)").blipError
+        } catch let error as StoreError {
+            throw error.errorReply.blipError
+        }
+    }
+
+    /// Sends a request and decodes its reply, turning error replies into `ActiveReplicatorError`.
+    func send<Reply: ReplicationMessage>(
+        _ request: some ReplicationRequest, expecting: Reply.Type, isUrgent: Bool = false
+    ) async throws -> Reply {
+        let profile = type(of: request).profile.rawValue
+        let reply: BLIPMessage
+        do {
+            reply = try await connection.sendRequest(.request(request, isUrgent: isUrgent))
+        } catch let error as BLIPErrorReply {
+            throw ActiveReplicatorError.peerRefused(
+                request: profile, domain: error.domain, code: error.code, message: error.message)
+        }
+        return try reply.decodeReply(Reply.self, to: profile)
+    }
+}

@@ -1,0 +1,340 @@
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+@testable import EdgeReplication
+import Testing
+
+/// A local database in its own temporary directory, the active replicator's side.
+struct LocalDatabase {
+    let store: DocumentStore
+    let database: DocumentDatabase
+    let directory: URL
+
+    static func run(_ body: (LocalDatabase) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-active-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DocumentStore(dataDirectory: directory)
+        let database = try await store.database(named: "local")
+        try await body(LocalDatabase(store: store, database: database, directory: directory))
+    }
+
+    /// Replicates once with the gateway and returns the replicator's final status.
+    @discardableResult
+    func replicate(
+        with gateway: TestGateway, _ direction: ActiveReplicator.Direction, host: String = "127.0.0.1",
+        remoteUUID: String = "upstream-1"
+    ) async throws -> ActiveReplicator.Status {
+        let replicator = ActiveReplicator(
+            database: database,
+            configuration: .init(
+                remoteURL: "ws://\(host):\(gateway.port)/\(TestGateway.databaseName)", remoteUUID: remoteUUID,
+                direction: direction),
+            logger: testLogger)
+        try await replicator.run()
+        return await replicator.status()
+    }
+}
+
+/// Saves `count` documents `<prefix>-<n>` and returns their revision IDs by document ID.
+@discardableResult
+func saveDocuments(_ count: Int, prefix: String, in database: DocumentDatabase) async throws -> [String: RevisionID] {
+    var revisions: [String: RevisionID] = [:]
+    for index in 0..<count {
+        let docID = "\(prefix)-\(index)"
+        revisions[docID] = try await database.save(docID, body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil).revID
+    }
+    return revisions
+}
+
+func currentRevisions(of docIDs: some Sequence<String>, in database: DocumentDatabase) async throws -> [String: RevisionID] {
+    var revisions: [String: RevisionID] = [:]
+    for docID in docIDs {
+        revisions[docID] = try await database.document(docID)?.revID
+    }
+    return revisions
+}
+
+@Suite("Active replicator against the project's own listener")
+struct ActiveReplicatorTests {
+    @Test("a one-shot push of 200 documents arrives with the same revision IDs")
+    func oneShotPush() async throws {
+        try await TestGateway.run { gateway in
+            try await LocalDatabase.run { local in
+                let pushed = try await saveDocuments(200, prefix: "doc", in: local.database)
+                let status = try await local.replicate(with: gateway, .push)
+                #expect(status.activity == .stopped)
+                #expect(status.completed == 200)
+                #expect(status.total == 200)
+                #expect(status.lastError == nil)
+                let remote = try await gateway.database
+                #expect(try await currentRevisions(of: pushed.keys, in: remote) == pushed)
+                #expect(try await object(remote.document("doc-7")?.body) == ["n": .integer(7)])
+            }
+        }
+    }
+
+    @Test("a one-shot pull stores the upstream's documents with their revision IDs")
+    func oneShotPull() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            let upstream = try await saveDocuments(30, prefix: "up", in: remote)
+            try await LocalDatabase.run { local in
+                let status = try await local.replicate(with: gateway, .pull)
+                #expect(status.completed == 30)
+                #expect(status.lastError == nil)
+                #expect(try await currentRevisions(of: upstream.keys, in: local.database) == upstream)
+            }
+        }
+    }
+
+    @Test("push-and-pull exchanges documents both ways")
+    func pushAndPull() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            let upstream = try await saveDocuments(12, prefix: "up", in: remote)
+            try await LocalDatabase.run { local in
+                let downstream = try await saveDocuments(8, prefix: "down", in: local.database)
+                try await local.replicate(with: gateway, .pushAndPull)
+                let everything = upstream.merging(downstream) { first, _ in first }
+                #expect(try await currentRevisions(of: everything.keys, in: local.database) == everything)
+                #expect(try await currentRevisions(of: everything.keys, in: remote) == everything)
+
+                // Pulled documents came back in the local changes feed; pushing them again is a no-op.
+                let sequenceBefore = try await remote.lastSequence()
+                let again = try await local.replicate(with: gateway, .pushAndPull)
+                #expect(try await remote.lastSequence() == sequenceBefore)
+                #expect(again.lastError == nil)
+            }
+        }
+    }
+
+    @Test("a second run pushes only what changed since the checkpoint")
+    func incrementalPush() async throws {
+        try await TestGateway.run { gateway in
+            try await LocalDatabase.run { local in
+                let first = try await saveDocuments(20, prefix: "doc", in: local.database)
+                try await local.replicate(with: gateway, .push)
+                let remote = try await gateway.database
+                let sequenceAfterFirst = try await remote.lastSequence()
+
+                try await saveDocuments(3, prefix: "new", in: local.database)
+                let updated = try await local.database.save(
+                    "doc-4", body: Data(#"{"n":"four"}"#.utf8), parentRevID: first["doc-4"])
+                let status = try await local.replicate(with: gateway, .push)
+                #expect(status.total == 4)
+                #expect(status.completed == 4)
+                #expect(try await remote.lastSequence() == sequenceAfterFirst + 4)
+                #expect(try await remote.document("doc-4")?.revID == updated.revID)
+            }
+        }
+    }
+
+    @Test("reaching the same upstream by another address reuses the checkpoint")
+    func checkpointKeyedByRemoteUUID() async throws {
+        try await TestGateway.run { gateway in
+            try await LocalDatabase.run { local in
+                try await saveDocuments(15, prefix: "doc", in: local.database)
+                try await local.replicate(with: gateway, .pushAndPull, host: "127.0.0.1")
+                let remote = try await gateway.database
+                let sequence = try await remote.lastSequence()
+
+                let status = try await local.replicate(with: gateway, .pushAndPull, host: "localhost")
+                #expect(status.total == 0, "nothing is proposed or pulled again")
+                #expect(try await remote.lastSequence() == sequence)
+
+                let otherUpstream = try await local.replicate(with: gateway, .push, remoteUUID: "upstream-2")
+                #expect(otherUpstream.total == 15, "another upstream identity starts from zero")
+            }
+        }
+    }
+
+    @Test("several local edits between runs are pushed on top of the revision the upstream has")
+    func severalEditsBetweenRuns() async throws {
+        try await TestGateway.run { gateway in
+            try await LocalDatabase.run { local in
+                let first = try await local.database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+                try await local.replicate(with: gateway, .push)
+                let second = try await local.database.save("doc", body: Data(#"{"v":2}"#.utf8), parentRevID: first.revID)
+                let third = try await local.database.save("doc", body: Data(#"{"v":3}"#.utf8), parentRevID: second.revID)
+                // The guess (the parent, 2-…) is stale; the 409 names 1-…, an ancestor, and the retry is accepted.
+                let status = try await local.replicate(with: gateway, .push)
+                #expect(status.lastError == nil)
+                let remote = try await gateway.database
+                #expect(try await remote.document("doc")?.revID == third.revID)
+                #expect(try await remote.leafRevisions("doc").count == 1)
+            }
+        }
+    }
+
+    @Test("concurrent edits on both sides: the push is refused as a conflict, the pull stores a branch")
+    func conflictingEdits() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            try await LocalDatabase.run { local in
+                let base = try await local.database.save("doc", body: Data(#"{"v":0}"#.utf8), parentRevID: nil)
+                try await local.replicate(with: gateway, .push)
+                let mine = try await local.database.save("doc", body: Data(#"{"side":"local"}"#.utf8), parentRevID: base.revID)
+                let theirs = try await remote.save("doc", body: Data(#"{"side":"remote"}"#.utf8), parentRevID: base.revID)
+                try await local.replicate(with: gateway, .pushAndPull)
+
+                let localLeaves = Set(try await local.database.leafRevisions("doc").map(\.revID))
+                #expect(localLeaves == [mine.revID, theirs.revID])
+                #expect(try await remote.leafRevisions("doc").map(\.revID) == [theirs.revID])
+            }
+        }
+    }
+
+    @Test("deletions propagate in both directions")
+    func deletions() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            try await LocalDatabase.run { local in
+                let mine = try await saveDocuments(2, prefix: "mine", in: local.database)
+                let theirs = try await saveDocuments(2, prefix: "theirs", in: remote)
+                try await local.replicate(with: gateway, .pushAndPull)
+
+                let localTombstone = try await local.database.delete("mine-0", parentRevID: mine["mine-0"]!)
+                let remoteTombstone = try await remote.delete("theirs-1", parentRevID: theirs["theirs-1"]!)
+                try await local.replicate(with: gateway, .pushAndPull)
+
+                let pushedDeletion = try #require(try await remote.document("mine-0"))
+                #expect(pushedDeletion.deleted)
+                #expect(pushedDeletion.revID == localTombstone.revID)
+                let pulledDeletion = try #require(try await local.database.document("theirs-1"))
+                #expect(pulledDeletion.deleted)
+                #expect(pulledDeletion.revID == remoteTombstone.revID)
+                #expect(try await local.database.document("theirs-0")?.deleted == false)
+            }
+        }
+    }
+
+    @Test("blobs travel with getAttachment in both directions")
+    func blobs() async throws {
+        @Sendable func blobBody(_ content: Data) -> Data {
+            let digest = ReplicationProtocol.BlobDigest(of: content)
+            return Data(
+                #"{"file":{"@type":"blob","digest":"\#(digest.rawValue)","length":\#(content.count),"content_type":"text/plain"}}"#
+                    .utf8)
+        }
+        let pushedContent = Data("pushed blob".utf8)
+        let pulledContent = Data("pulled blob".utf8)
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            _ = try remote.blobs.write(pulledContent)
+            try await remote.save("remote-blob", body: blobBody(pulledContent), parentRevID: nil)
+            try await LocalDatabase.run { local in
+                _ = try local.database.blobs.write(pushedContent)
+                try await local.database.save("local-blob", body: blobBody(pushedContent), parentRevID: nil)
+                let status = try await local.replicate(with: gateway, .pushAndPull)
+                #expect(status.lastError == nil)
+                #expect(try remote.blobs.read(EdgeStore.BlobDigest(of: pushedContent)) == pushedContent)
+                #expect(try local.database.blobs.read(EdgeStore.BlobDigest(of: pulledContent)) == pulledContent)
+                #expect(try await local.database.document("remote-blob") != nil)
+            }
+        }
+    }
+
+    @Test("a push with nothing to send succeeds without proposing anything")
+    func emptyPush() async throws {
+        try await TestGateway.run { gateway in
+            try await LocalDatabase.run { local in
+                let status = try await local.replicate(with: gateway, .push)
+                #expect(status.total == 0)
+                #expect(status.lastError == nil)
+                #expect(status.lastSuccess != nil)
+                #expect(try await gateway.database.lastSequence() == 0)
+            }
+        }
+    }
+
+    @Test("an invalid upstream URL is a specific error")
+    func invalidURL() async throws {
+        try await LocalDatabase.run { local in
+            for url in ["http://127.0.0.1:1/db", "ws://127.0.0.1:1/", "ws://127.0.0.1:1/_db", "ws:///db"] {
+                let replicator = ActiveReplicator(
+                    database: local.database,
+                    configuration: .init(remoteURL: url, remoteUUID: "u", direction: .push),
+                    logger: testLogger)
+                await #expect(throws: ActiveReplicatorError.self) { try await replicator.run() }
+                #expect(await replicator.status().lastError?.contains("invalid upstream URL") == true)
+            }
+        }
+    }
+}
+
+@Suite("Continuous active replication")
+struct ContinuousActiveReplicatorTests {
+    @Test("continuous push-and-pull follows later changes; cancelling saves the checkpoint")
+    func continuous() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            try await LocalDatabase.run { local in
+                let replicator = ActiveReplicator(
+                    database: local.database,
+                    configuration: .init(
+                        remoteURL: "ws://127.0.0.1:\(gateway.port)/\(TestGateway.databaseName)",
+                        remoteUUID: "upstream-1", direction: .pushAndPull, continuous: true),
+                    logger: testLogger)
+                let running = Task { try await replicator.run() }
+                try await eventually("the replicator to become idle") { await replicator.status().activity == .idle }
+
+                let upstream = try await saveDocuments(3, prefix: "up", in: remote)
+                let downstream = try await saveDocuments(2, prefix: "down", in: local.database)
+                try await eventually("the upstream's documents to arrive") {
+                    try await currentRevisions(of: upstream.keys, in: local.database) == upstream
+                }
+                try await eventually("the local documents to arrive upstream") {
+                    try await currentRevisions(of: downstream.keys, in: remote) == downstream
+                }
+                try await eventually("the replicator to be idle again") { await replicator.status().activity == .idle }
+                running.cancel()
+                try await running.value
+                #expect(await replicator.status().activity == .stopped)
+
+                // The passive side keeps peer checkpoints as local documents `checkpoint/<ID>`.
+                let checkpointID = Checkpointer.checkpointID(
+                    localUUID: local.database.uuid, remoteUUID: "upstream-1", docIDs: nil)
+                let saved = try #require(try await remote.localDocument("checkpoint/" + checkpointID))
+                let checkpoint = try Checkpoint(json: Array(saved.body))
+                #expect(checkpoint.local >= 2, "both local documents were pushed")
+                #expect((checkpoint.remote?.intValue ?? 0) >= 3, "all three upstream documents were pulled")
+            }
+        }
+    }
+}
+
+@Suite("Checkpoint reconciliation (spec §5.4)")
+struct CheckpointReconciliationTests {
+    @Test("without either copy both directions start from zero")
+    func missingCopy() {
+        let stored = Checkpoint(local: 10, remote: 7)
+        #expect(Checkpointer.reconciled(local: nil, peer: stored) == Checkpoint())
+        #expect(Checkpointer.reconciled(local: stored, peer: nil) == Checkpoint())
+    }
+
+    @Test("local sequences keep what both copies completed; integer remotes roll back to the smaller")
+    func rollBack() {
+        let mine = Checkpoint(local: 10, remote: 7)
+        let theirs = Checkpoint(local: 8, remote: 9)
+        #expect(Checkpointer.reconciled(local: mine, peer: theirs) == Checkpoint(local: 8, remote: 7))
+        #expect(Checkpointer.reconciled(local: theirs, peer: mine) == Checkpoint(local: 8, remote: 7))
+    }
+
+    @Test("differing non-integer remotes restart the pull; equal ones are kept")
+    func opaqueRemote() {
+        let mine = Checkpoint(local: 3, remote: "5:12")
+        #expect(Checkpointer.reconciled(local: mine, peer: Checkpoint(local: 3, remote: "5:20")).remote == nil)
+        #expect(Checkpointer.reconciled(local: mine, peer: mine).remote == "5:12")
+    }
+
+    @Test("checkpoint IDs depend on the local database, the upstream identity and the doc-ID filter")
+    func checkpointIDs() {
+        let database = UUID()
+        let plain = Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil)
+        #expect(plain.hasPrefix("cp-"))
+        #expect(plain == Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil))
+        #expect(plain != Checkpointer.checkpointID(localUUID: database, remoteUUID: "b", docIDs: nil))
+        #expect(plain != Checkpointer.checkpointID(localUUID: UUID(), remoteUUID: "a", docIDs: nil))
+        #expect(plain != Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: ["x"]))
+    }
+}

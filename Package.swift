@@ -166,6 +166,8 @@ let package = Package(
                 "EdgeStore",
                 "SyncListener",
                 "EdgePairing",
+                "EdgeReplication",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -276,6 +278,7 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayApp",
                 "EdgePairing",
+                "EdgeStore",
                 "EdgeConfig",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -27,12 +27,12 @@ public func buildApplication(
         try SyncListener(settings: settings, environment: environment, logger: logger)
     }
     monitor.register(ListenerHealth(listeners: listeners))
-    monitor.register(UpstreamHealth(upstreams: configuration.upstreams))
-    for upstream in configuration.upstreams {
-        logger.warning(
-            "upstream not started",
-            metadata: ["upstream": "\(upstream.name)", "reason": "\(UpstreamHealth.notRunningReason)"]
-        )
+    var upstreams: [UpstreamService] = []
+    for settings in configuration.upstreams {
+        guard let database = storeService.databases.first(where: { $0.name == settings.database }) else { continue }
+        let upstream = try await UpstreamService(settings: settings, database: database, logger: logger)
+        monitor.register(upstream)
+        upstreams.append(upstream)
     }
 
     let router = Router()
@@ -61,6 +61,7 @@ public func buildApplication(
     application.addServices(storeService)
     application.addServices(listeners.map { $0 as any Service })
     application.addServices(pairing)
+    application.addServices(upstreams.map { $0 as any Service })
     return application
 }
 

@@ -1,0 +1,145 @@
+import EdgeConfig
+import EdgeStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+@testable import EdgeGatewayApp
+
+@Suite("Upstreams in the running gateway")
+struct UpstreamTests {
+    @Test("a gateway pushes to another gateway's listener at start and reports the upstream on /health")
+    func gatewayToGateway() async throws {
+        try await withTemporaryGateway(extraTOML: """
+
+            [[listener]]
+            name = "lan"
+            interface = "127.0.0.1"
+            port = 0
+            tls = "off"
+            auth = "none"
+            databases = ["inventory"]
+            """) { upstreamGateway in
+            try await upstreamGateway.test(.live) { upstreamClient in
+                let port = try await Self.listenerPort(upstreamClient)
+
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let seed = try DocumentStore(dataDirectory: directory)
+                let database = try await seed.database(named: "inventory")
+                for index in 0..<25 {
+                    try await database.save("doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil)
+                }
+                try database.close()
+
+                let configuration = try ConfigurationLoader.parse(
+                    toml: """
+                        [node]
+                        name = "edge"
+                        data_dir = "\(directory.path)"
+
+                        [ops]
+                        address = "127.0.0.1"
+                        port = 0
+
+                        [[database]]
+                        name = "inventory"
+
+                        [[upstream]]
+                        name = "hub"
+                        database = "inventory"
+                        url = "ws://127.0.0.1:\(port)/inventory"
+                        type = "push"
+                        continuous = false
+                        """,
+                    source: "test",
+                    environment: [:],
+                    overrides: ConfigurationOverrides()
+                )
+                let edge = try await buildApplication(configuration: configuration, logger: Logger(label: "edge"))
+                try await edge.test(.live) { edgeClient in
+                    var upstream: ComponentHealth?
+                    var store: ComponentHealth?
+                    for _ in 0..<300 {
+                        upstream = try await Self.component(.upstream, from: edgeClient)
+                        store = try await Self.component(.store, from: upstreamClient)
+                        if upstream?.details["completed"] == .integer(25), store?.details["lastSequence"] == .integer(25) {
+                            break
+                        }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    let hub = try #require(upstream)
+                    #expect(hub.name == "hub")
+                    #expect(hub.status == .up)
+                    #expect(hub.details["completed"] == .integer(25))
+                    #expect(hub.details["lastSuccess"] != HealthValue.none)
+                    #expect(store?.details["lastSequence"] == .integer(25))
+                }
+            }
+        }
+    }
+
+    @Test("an unreachable upstream is retried and shows as degraded, not as a crash")
+    func unreachableUpstream() async throws {
+        let port = try Self.unusedPort()
+        try await withTemporaryGateway(extraTOML: """
+
+            [[upstream]]
+            name = "hub"
+            database = "inventory"
+            url = "ws://127.0.0.1:\(port)/inventory"
+            type = "pull"
+            continuous = true
+            """) { application in
+            try await application.test(.live) { client in
+                var upstream: ComponentHealth?
+                for _ in 0..<50 {
+                    upstream = try await Self.component(.upstream, from: client)
+                    if upstream?.status == .degraded { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let hub = try #require(upstream)
+                #expect(hub.status == .degraded)
+                #expect(hub.reason?.hasPrefix("retrying after attempt ") == true, "\(hub.reason ?? "no reason")")
+                #expect(hub.details["activity"] == "offline")
+                try await client.execute(uri: "/health", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+            }
+        }
+    }
+
+    static func component(_ kind: ComponentHealth.Kind, from client: some TestClientProtocol) async throws -> ComponentHealth? {
+        try await client.execute(uri: "/health", method: .get) { response in
+            let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))
+            return report.components.first { $0.kind == kind }
+        }
+    }
+
+    static func listenerPort(_ client: some TestClientProtocol) async throws -> Int {
+        for _ in 0..<50 {
+            if let listener = try await component(.listener, from: client), case .integer(let port) = listener.details["port"] {
+                return port
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CancellationError()
+    }
+
+    static func unusedPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -198,6 +198,12 @@ let package = Package(
             dependencies: ["EdgeStore"]
         ),
 
+        // Helpers shared by several test targets: an independent QR reader and loopback ports.
+        .target(
+            name: "EdgeGatewayTestSupport",
+            path: "Tests/TestSupport"
+        ),
+
         .testTarget(
             name: "BLIPCodecTests",
             dependencies: ["BLIPCodec"],
@@ -243,7 +249,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgePairingTests",
-            dependencies: ["EdgePairing", "EdgeIdentity"]
+            dependencies: ["EdgePairing", "EdgeIdentity", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeStoreTests",
@@ -271,7 +277,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeGatewayCLITests",
-            dependencies: ["EdgeGatewayCLI"]
+            dependencies: ["EdgeGatewayCLI", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeGatewayAppTests",
@@ -279,6 +285,7 @@ let package = Package(
                 "EdgeGatewayApp",
                 "EdgePairing",
                 "EdgeStore",
+                "EdgeGatewayTestSupport",
                 "EdgeConfig",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeConfig
 import EdgeStore
 import Foundation
@@ -83,7 +84,7 @@ struct UpstreamTests {
 
     @Test("an unreachable upstream is retried and shows as degraded, not as a crash")
     func unreachableUpstream() async throws {
-        let port = try Self.unusedPort()
+        let port = try freeLoopbackPort()
         try await withTemporaryGateway(extraTOML: """
 
             [[upstream]]
@@ -126,20 +127,5 @@ struct UpstreamTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw CancellationError()
-    }
-
-    static func unusedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

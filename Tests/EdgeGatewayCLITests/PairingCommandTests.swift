@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 import Testing
 
@@ -156,7 +157,7 @@ struct PairingCommandTests {
 
     @Test(
         "pair --format png --output writes a code zxing decodes to the payload",
-        .enabled(if: ZXingReader.isAvailable, ZXingReader.unavailableReason)
+        .enabled(if: ZXingReader.isAvailable, Comment(rawValue: ZXingReader.unavailableReason))
     )
     func pngOutput() async throws {
         let directory = try temporaryDirectory()
@@ -246,59 +247,6 @@ struct PairingCommandTests {
         let pair = try await EdgeGatewayBinary.run(["pair", "--config", config, "--db", "missing"])
         #expect(pair.status == 2)
         #expect(pair.standardError.contains("does not serve a database named 'missing'; it serves: inventory"))
-    }
-}
-
-/// Decodes QR codes in image files with zxing-cpp through python3, an independent reader: what a phone camera
-/// app would do with the same pixels.
-enum ZXingReader {
-    static let unavailableReason: Comment =
-        "needs python3 with zxing-cpp and pillow (pip install zxing-cpp pillow numpy; scripts/dev test installs them)"
-
-    static let isAvailable: Bool = (try? run(["-c", "import zxingcpp, PIL"]))?.status == 0
-
-    /// `try_invert=False`: phone camera apps often refuse light-on-dark codes, so an inverted rendering must fail.
-    private static let script = """
-        import sys, zxingcpp
-        from PIL import Image
-        image = Image.open(sys.argv[1])
-        results = zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormat.QRCode, try_invert=False)
-        if len(results) != 1:
-            sys.exit("found %d QR codes" % len(results))
-        sys.stdout.write(results[0].text)
-        """
-
-    struct DecodingFailed: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// The text of the one QR code in the image at `path`.
-    static func decode(imageAt path: String) throws -> String {
-        let outcome = try run(["-c", script, path])
-        guard outcome.status == 0 else {
-            throw DecodingFailed(description: "zxing could not decode \(path): \(outcome.error)")
-        }
-        return outcome.output
-    }
-
-    private static func run(_ arguments: [String]) throws -> (
-        status: Int32, output: String, error: String
-    ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
     }
 }
 

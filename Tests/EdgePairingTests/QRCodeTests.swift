@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgePairing
 import Foundation
 import Testing
@@ -63,7 +64,7 @@ struct QRCodeTests {
 
     @Test(
         "a PNG rendering decodes with zxing to the payload",
-        .enabled(if: ZXingReader.isAvailable, ZXingReader.unavailableReason)
+        .enabled(if: ZXingReader.isAvailable, Comment(rawValue: ZXingReader.unavailableReason))
     )
     func pngDecodes() throws {
         let code = try QRCode(encoding: Self.payloadText)
@@ -76,7 +77,7 @@ struct QRCodeTests {
 
     @Test(
         "the terminal rendering, read back as a picture, decodes with zxing to the payload",
-        .enabled(if: ZXingReader.isAvailable, ZXingReader.unavailableReason)
+        .enabled(if: ZXingReader.isAvailable, Comment(rawValue: ZXingReader.unavailableReason))
     )
     func terminalDecodes() throws {
         let code = try QRCode(encoding: Self.payloadText)

@@ -1,13 +1,13 @@
 import Foundation
-import Testing
 
 /// Decodes QR codes in image files with zxing-cpp through python3, an independent reader: what a phone camera
 /// app would do with the same pixels.
-enum ZXingReader {
-    static let unavailableReason: Comment =
+public enum ZXingReader {
+    /// Why QR round-trip tests are skipped when the reader is missing.
+    public static let unavailableReason =
         "needs python3 with zxing-cpp and pillow (pip install zxing-cpp pillow numpy; scripts/dev test installs them)"
 
-    static let isAvailable: Bool = (try? run(["-c", "import zxingcpp, PIL"]))?.status == 0
+    public static let isAvailable: Bool = (try? run(["-c", "import zxingcpp, PIL"]))?.status == 0
 
     /// `try_invert=False`: phone camera apps often refuse light-on-dark codes, so an inverted rendering must fail.
     private static let script = """
@@ -20,12 +20,12 @@ enum ZXingReader {
         sys.stdout.write(results[0].text)
         """
 
-    struct DecodingFailed: Error, CustomStringConvertible {
-        let description: String
+    public struct DecodingFailed: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// The text of the one QR code in the image at `path`.
-    static func decode(imageAt path: String) throws -> String {
+    public static func decode(imageAt path: String) throws -> String {
         let outcome = try run(["-c", script, path])
         guard outcome.status == 0 else {
             throw DecodingFailed(description: "zxing could not decode \(path): \(outcome.error)")

@@ -259,22 +259,10 @@ enum OpenSSLTool {
     static let isAvailable: Bool = (try? run(["version"])) != nil
 
     static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failed(
-                description:
-                    "openssl \(arguments.joined(separator: " ")): \(String(decoding: errorData, as: UTF8.self))")
+        let outcome = try runExternalTool("openssl", arguments)
+        guard outcome.status == 0 else {
+            throw Failed(description: "openssl \(arguments.joined(separator: " ")): \(outcome.error)")
         }
-        return String(decoding: outputData, as: UTF8.self)
+        return outcome.output
     }
 }

@@ -33,23 +33,7 @@ public enum ZXingReader {
         return outcome.output
     }
 
-    private static func run(_ arguments: [String]) throws -> (
-        status: Int32, output: String, error: String
-    ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
+    private static func run(_ arguments: [String]) throws -> ExternalToolOutcome {
+        try runExternalTool("python3", arguments)
     }
 }

@@ -182,6 +182,7 @@ let package = Package(
                 "EdgeIdentity",
                 "EdgeCredentials",
                 "EdgeConfig",
+                "EdgeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -13,17 +13,10 @@ final class StoreService: Service, HealthReporting {
 
     init(configuration: GatewayConfiguration, logger: Logger) async throws {
         self.logger = logger
-        let dataDirectory = URL(fileURLWithPath: configuration.node.dataDirectory, isDirectory: true)
-        store = try DocumentStore(dataDirectory: dataDirectory)
+        store = try DocumentStore.forConfiguration(configuration)
         var databases: [DocumentDatabase] = []
         for settings in configuration.databases {
-            let database = try await store.database(
-                named: settings.name,
-                configuration: StoreConfiguration(settings: settings)
-            )
-            for name in settings.collections {
-                try await database.createCollection(try CollectionName(parsing: name))
-            }
+            let database = try await store.openConfigured(settings)
             databases.append(database)
             logger.info(
                 "database open",

@@ -1,0 +1,50 @@
+import EdgeConfig
+import EdgeStore
+import Foundation
+
+extension DocumentStore {
+    /// The store of a configuration's data directory.
+    public static func forConfiguration(_ configuration: GatewayConfiguration) throws -> DocumentStore {
+        try DocumentStore(dataDirectory: URL(fileURLWithPath: configuration.node.dataDirectory, isDirectory: true))
+    }
+
+    /// Opens a configured database with its settings and creates its configured collections, as the
+    /// gateway does at start-up; the CLI's offline commands use the same path so that they see the same data.
+    public func openConfigured(_ settings: DatabaseSettings) async throws -> DocumentDatabase {
+        let database = try database(named: settings.name, configuration: StoreConfiguration(settings: settings))
+        for name in settings.collections {
+            try await database.createCollection(try CollectionName(parsing: name))
+        }
+        return database
+    }
+}
+
+extension GatewayConfiguration {
+    /// The settings of the database named `name`, or of the only database when `name` is `nil`.
+    public func databaseSettings(named name: String?) throws(DatabaseSelectionError) -> DatabaseSettings {
+        if let name {
+            guard let settings = databases.first(where: { $0.name == name }) else {
+                throw .unknown(name, configured: databases.map(\.name))
+            }
+            return settings
+        }
+        guard databases.count == 1, let only = databases.first else {
+            throw .ambiguous(configured: databases.map(\.name))
+        }
+        return only
+    }
+}
+
+public enum DatabaseSelectionError: Error, CustomStringConvertible {
+    case unknown(String, configured: [String])
+    case ambiguous(configured: [String])
+
+    public var description: String {
+        switch self {
+        case .unknown(let name, let configured):
+            "no database \"\(name)\" in the configuration (configured: \(configured.joined(separator: ", ")))"
+        case .ambiguous(let configured):
+            "the configuration has several databases (\(configured.joined(separator: ", "))); choose one with --db"
+        }
+    }
+}

@@ -42,6 +42,10 @@ let package = Package(
             providers: [.apt(["libqrencode-dev"])]
         ),
 
+        // This host's network interfaces and their addresses (getifaddrs), for binding and for telling peers where
+        // to connect.
+        .target(name: "NetworkInterfaces"),
+
         // Pairing payloads (address + certificate digests) and their QR renderings: terminal, PNG, SVG.
         .target(
             name: "EdgePairing",
@@ -49,6 +53,7 @@ let package = Package(
                 "CQREncode",
                 "CZlib",
                 "EdgeIdentity",
+                "NetworkInterfaces",
             ]
         ),
 
@@ -105,6 +110,7 @@ let package = Package(
                 "EdgeConfig",
                 "EdgeStore",
                 "BLIPConnection",
+                "NetworkInterfaces",
                 "ReplicationProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -167,6 +173,7 @@ let package = Package(
                 "SyncListener",
                 "EdgePairing",
                 "EdgeReplication",
+                "NetworkInterfaces",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -183,6 +190,7 @@ let package = Package(
                 "EdgeCredentials",
                 "EdgeConfig",
                 "EdgeStore",
+                "NetworkInterfaces",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -247,6 +255,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "NetworkInterfacesTests",
+            dependencies: ["NetworkInterfaces"]
         ),
         .testTarget(
             name: "EdgePairingTests",

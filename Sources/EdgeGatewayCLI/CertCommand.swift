@@ -3,6 +3,7 @@ import EdgeConfig
 import EdgeIdentity
 import EdgePairing
 import Foundation
+import NetworkInterfaces
 import NIOSSL
 
 struct CertCommand: ParsableCommand {

@@ -3,6 +3,7 @@ import EdgeConfig
 import EdgeIdentity
 import EdgePairing
 import Foundation
+import NetworkInterfaces
 import Logging
 
 struct PairCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import EdgeIdentity
 import Foundation
+import NetworkInterfaces
 
 /// What a Couchbase Lite app needs to replicate with this gateway and to trust its certificate, as one URI
 /// short enough for a small QR code.

@@ -9,6 +9,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
+import NetworkInterfaces
 import NIOCore
 import ReplicationProtocol
 import ServiceLifecycle
@@ -64,7 +65,10 @@ public struct SyncListener: Service {
         var logger = logger
         logger[metadataKey: "listener"] = .string(settings.name)
         self.logger = logger
-        bindAddress = try InterfaceAddress.resolve(settings.interface)
+        guard let address = InterfaceAddress.bindAddress(forListenerInterface: settings.interface) else {
+            throw SyncListenerError.interfaceNotFound(settings.interface)
+        }
+        bindAddress = address
         var collections: [String: [EdgeStore.CollectionName]] = [:]
         for name in settings.databases {
             guard let database = environment.databases.first(where: { $0.name == name }) else {

@@ -1,6 +1,7 @@
 import EdgeConfig
 import EdgePairing
 import Logging
+import NetworkInterfaces
 import ServiceLifecycle
 import SyncListener
 

@@ -1,4 +1,4 @@
-import EdgePairing
+import NetworkInterfaces
 import Testing
 
 @Suite("Interface addresses")
@@ -51,5 +51,15 @@ struct InterfaceAddressTests {
         #expect(IPAddressLiteral("fe80::1")?.isIPv6LinkLocal == true)
         #expect(IPAddressLiteral("fe80::1%eth0") == nil)
         #expect(IPAddressLiteral("eth0") == nil)
+    }
+
+    @Test("a listener binds an IP literal as given, else the interface's IPv4, else its IPv6 with a zone if link-local")
+    func bindAddress() {
+        #expect(InterfaceAddress.bindAddress(forListenerInterface: "0.0.0.0", among: Self.host) == "0.0.0.0")
+        #expect(InterfaceAddress.bindAddress(forListenerInterface: "fe80::1%eth0", among: Self.host) == "fe80::1%eth0")
+        #expect(InterfaceAddress.bindAddress(forListenerInterface: "eth0", among: Self.host) == "192.168.1.10")
+        let ipv6Only = [Self.address("eth1", "fe80::2"), Self.address("eth1", "fd00::2")]
+        #expect(InterfaceAddress.bindAddress(forListenerInterface: "eth1", among: ipv6Only) == "fe80::2%eth1")
+        #expect(InterfaceAddress.bindAddress(forListenerInterface: "eth9", among: Self.host) == nil)
     }
 }

@@ -103,6 +103,24 @@ public struct InterfaceAddress: Sendable, Hashable {
         return result
     }
 
+    /// The address to bind for a listener's `interface` setting: an IP literal as given, else the named
+    /// interface's first IPv4 address, else its first IPv6 one. A link-local IPv6 address gets the interface as
+    /// its zone, without which it cannot be bound. `nil` when no interface by that name has an address.
+    public static func bindAddress(
+        forListenerInterface interface: String,
+        among candidates: [InterfaceAddress] = InterfaceAddress.all()
+    ) -> String? {
+        if IPAddressLiteral(String(interface.prefix { $0 != "%" })) != nil {
+            return interface
+        }
+        let own = candidates.filter { $0.interfaceName == interface }.map(\.address)
+        if let ipv4 = own.first(where: { $0.family == .ipv4 }) {
+            return ipv4.description
+        }
+        guard let ipv6 = own.first else { return nil }
+        return ipv6.isIPv6LinkLocal ? "\(ipv6)%\(interface)" : ipv6.description
+    }
+
     /// The addresses a device could dial to reach a listener bound to `interface` (an IP literal or an interface
     /// name, as in the listener configuration).
     ///

@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.2.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.2.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
@@ -84,6 +85,23 @@ let package = Package(
             ]
         ),
 
+        // Client WebSocket connections to upstreams: the upgrade with our subprotocols and credentials, TLS under
+        // a server trust policy (CA, self-signed-only, pinned), refusals classified as transient or permanent.
+        .target(
+            name: "UpstreamDialer",
+            dependencies: [
+                "EdgeIdentity",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "WSCore", package: "swift-websocket"),
+            ]
+        ),
+
         // Replication sessions over BLIP: the passive peer that Couchbase Lite clients sync with, and the
         // active replicator that syncs with an upstream.
         .target(
@@ -91,12 +109,12 @@ let package = Package(
             dependencies: [
                 "BLIPConnection",
                 "BLIPCodec",
+                "EdgeIdentity",
                 "EdgeStore",
                 "ReplicationProtocol",
+                "UpstreamDialer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
         ),
 
@@ -158,6 +176,7 @@ let package = Package(
             name: "EdgeConfig",
             dependencies: [
                 "EdgeCredentials",
+                "EdgePairing",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -171,10 +190,12 @@ let package = Package(
                 "EdgeConfig",
                 "EdgeStore",
                 "SyncListener",
+                "EdgeIdentity",
                 "EdgePairing",
                 "EdgeReplication",
                 "NetworkInterfaces",
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "UpstreamDialer",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -189,8 +210,11 @@ let package = Package(
                 "EdgeIdentity",
                 "EdgeCredentials",
                 "EdgeConfig",
+                "EdgeReplication",
                 "EdgeStore",
                 "NetworkInterfaces",
+                "UpstreamDialer",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -237,6 +261,8 @@ let package = Package(
             name: "EdgeReplicationTests",
             dependencies: [
                 "EdgeReplication",
+                "UpstreamDialer",
+                "EdgeGatewayTestSupport",
                 "EdgeCredentials",
                 "SyncListener",
                 "EdgeStore",

@@ -127,7 +127,8 @@ extension ServerTrustPolicy {
         return names
     }
 
-    static func isIPAddress(_ host: String) -> Bool {
+    /// True for IPv4 and IPv6 literals, which SNI must not carry.
+    public static func isIPAddress(_ host: String) -> Bool {
         var ipv4 = in_addr()
         var ipv6 = in6_addr()
         return inet_pton(AF_INET, host, &ipv4) == 1 || inet_pton(AF_INET6, host, &ipv6) == 1

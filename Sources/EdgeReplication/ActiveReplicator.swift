@@ -1,11 +1,11 @@
 import BLIPCodec
 import BLIPConnection
+import EdgeIdentity
 import EdgeStore
 import Foundation
-import HummingbirdWSClient
 import Logging
-import NIOSSL
 import ReplicationProtocol
+import UpstreamDialer
 
 /// The active side of replication: connects to an upstream's `/<db>/_blipsync`, and pushes the
 /// local database's changes, pulls the upstream's, or both, resuming from a checkpoint kept on
@@ -23,47 +23,73 @@ public actor ActiveReplicator {
         var pulls: Bool { self != .push }
     }
 
-    public struct Credentials: Sendable, Hashable {
-        public var user: String
-        public var password: String
+    /// How the replicator proves who it is to the upstream, besides a TLS client certificate (which goes in
+    /// `Configuration.tls`).
+    public enum Authentication: Sendable, Hashable {
+        case none
+        /// Sent preemptively as `Authorization: Basic` (spec §1.4).
+        case basic(user: String, password: String)
+        /// A Sync Gateway session: `Cookie: <name>=<value>` (spec §1.4).
+        case sessionCookie(name: String, value: String)
 
-        public init(user: String, password: String) {
-            self.user = user
-            self.password = password
+        var upgradeHeaders: [(name: String, value: String)] {
+            switch self {
+            case .none:
+                return []
+            case .basic(let user, let password):
+                let token = Data("\(user):\(password)".utf8).base64EncodedString()
+                return [("Authorization", "Basic \(token)")]
+            case .sessionCookie(let name, let value):
+                return [("Cookie", "\(name)=\(value)")]
+            }
         }
     }
 
     public struct Configuration: Sendable {
         /// `ws://host:port/db` or `wss://host:port/db`; `/_blipsync` is appended.
         public var remoteURL: String
+        /// Further addresses of the same upstream, tried in order when the ones before cannot be reached (a
+        /// pairing payload lists every address of the paired gateway).
+        public var fallbackURLs: [String]
         /// The upstream's stable identity. Checkpoints are keyed by it, not by the URL, so reaching
         /// the same upstream by another address resumes where the last run stopped.
         public var remoteUUID: String
         public var direction: Direction
         public var continuous: Bool
-        /// Sent preemptively as `Authorization: Basic` (spec §1.4).
-        public var credentials: Credentials?
-        /// For `wss://`; the system defaults when `nil`.
-        public var tlsConfiguration: TLSConfiguration?
+        public var authentication: Authentication
+        /// For `wss://`: the server trust policy and our client certificate; the system roots with a hostname
+        /// check when `nil`.
+        public var tls: ClientTLSConfiguration?
+        /// Interval of WebSocket pings; a silent peer is dropped within two of them.
+        public var heartbeat: Duration
         /// Rows per `proposeChanges` and per `changes` batch asked of the upstream.
         public var batchSize: Int
+        /// How often progress is saved as a checkpoint while replicating, so that a crash or a lost connection
+        /// costs at most this much work again, not the whole run.
+        public var checkpointInterval: Duration
 
         public init(
             remoteURL: String,
+            fallbackURLs: [String] = [],
             remoteUUID: String,
             direction: Direction,
             continuous: Bool = false,
-            credentials: Credentials? = nil,
-            tlsConfiguration: TLSConfiguration? = nil,
-            batchSize: Int = 200
+            authentication: Authentication = .none,
+            tls: ClientTLSConfiguration? = nil,
+            heartbeat: Duration = .seconds(300),
+            batchSize: Int = 200,
+            checkpointInterval: Duration = .seconds(5)
         ) {
             self.remoteURL = remoteURL
+            self.fallbackURLs = fallbackURLs
             self.remoteUUID = remoteUUID
             self.direction = direction
             self.continuous = continuous
-            self.credentials = credentials
-            self.tlsConfiguration = tlsConfiguration
+            self.authentication = authentication
+            self.tls = tls
+            self.heartbeat = heartbeat
             self.batchSize = max(1, batchSize)
+            self.checkpointInterval = checkpointInterval
         }
     }
 
@@ -91,6 +117,8 @@ public actor ActiveReplicator {
     var currentStatus = Status()
     var activeSession: ActiveReplicatorSession?
     var stopRequested = false
+    /// Why the current connection closed while a replication was still using it.
+    var lostConnection: (any Error)?
 
     public init(database: DocumentDatabase, configuration: Configuration, logger: Logger) {
         self.database = database
@@ -124,29 +152,38 @@ public actor ActiveReplicator {
 
     private func connectAndReplicate() async throws {
         do {
-            let url = try Self.syncURL(for: configuration.remoteURL)
             currentStatus.activity = .connecting
-            var clientConfiguration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
-            clientConfiguration.additionalHeaders[.secWebSocketProtocol] = ReplicationSubprotocol.clientOffer
-            if let credentials = configuration.credentials {
-                let token = Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
-                clientConfiguration.additionalHeaders[.authorization] = "Basic \(token)"
+            let dialers = try ([configuration.remoteURL] + configuration.fallbackURLs).map { url in
+                UpstreamDialer(
+                    target: try UpstreamTarget(url: Self.syncURL(for: url)),
+                    options: .init(
+                        subprotocols: ReplicationSubprotocol.clientOffer.split(separator: ",").map(String.init),
+                        headers: [("User-Agent", Self.userAgent)] + configuration.authentication.upgradeHeaders,
+                        tls: configuration.tls,
+                        heartbeat: configuration.heartbeat
+                    ),
+                    logger: logger
+                )
             }
-            let logger = logger
-            try await WebSocketClient.connect(
-                url: url, configuration: clientConfiguration,
-                tlsConfiguration: url.hasPrefix("wss:") ? configuration.tlsConfiguration ?? .makeClientConfiguration() : nil,
-                logger: logger
-            ) { inbound, outbound, _ in
-                // HummingbirdWSClient does not expose the 101 response's headers, so the echoed
-                // subprotocol cannot be checked here; the listeners this replicator targets
-                // (Sync Gateway, LiteCore, this project) all choose the first offered entry.
-                let connection = try BLIPConnection(subprotocol: ReplicationSubprotocol.cbMobile3.rawValue, logger: logger)
+            try await dialFirstReachable(dialers) { session in
+                let connection = try BLIPConnection(subprotocol: session.subprotocol, logger: self.logger)
+                await self.connectionOpened()
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await connection.run(inbound: inbound, outbound: outbound) }
+                    group.addTask {
+                        let ending: any Error
+                        do {
+                            ending = try await connection.run(inbound: session.inbound, outbound: session.outbound)
+                        } catch {
+                            ending = error
+                        }
+                        await self.connectionEnded(ending)
+                    }
                     do {
                         try await self.replicate(over: connection)
                     } catch {
+                        if let lost = await self.lostConnection {
+                            throw ActiveReplicatorError.connectionLost(reason: "\(lost)")
+                        }
                         await connection.close(.internalError, reason: "\(error)")
                         throw error
                     }
@@ -161,6 +198,36 @@ public actor ActiveReplicator {
             currentStatus.lastError = "\(error)"
             throw error
         }
+    }
+
+    /// Runs `body` over the first address that answers; an address that cannot be reached at all moves on to
+    /// the next, any other failure (a refusal, a certificate mismatch) is the upstream's answer and ends here.
+    private func dialFirstReachable(
+        _ dialers: [UpstreamDialer],
+        _ body: @escaping @Sendable (UpstreamDialer.Session) async throws -> Void
+    ) async throws {
+        for (index, dialer) in dialers.enumerated() {
+            do {
+                try await dialer.run(body)
+                return
+            } catch UpstreamDialError.unreachable(let target, let reason) where index < dialers.count - 1 {
+                logger.info("upstream address unreachable; trying the next", metadata: ["target": "\(target)", "reason": "\(reason)"])
+            }
+        }
+    }
+
+    static let userAgent = "EdgeGateway (CBMobile_3 active replicator)"
+
+    private func connectionOpened() {
+        lostConnection = nil
+    }
+
+    /// The socket closed: if replication is still running, the upstream went away (or stopped answering pings);
+    /// a continuous replication is told to stop, so that the run ends with an error and is retried.
+    private func connectionEnded(_ ending: any Error) async {
+        guard let session = activeSession else { return }
+        lostConnection = ending
+        await session.stopContinuous()
     }
 
     /// The WebSocket URL of the upstream database (spec §1.1).
@@ -205,15 +272,34 @@ public actor ActiveReplicator {
         currentStatus.activity = .busy
         try await checkpointer.reconcileWithPeer()
         let direction = configuration.direction
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            if direction.pushes {
-                group.addTask { try await session.push() }
+        let periodicSaves = Task { [logger, interval = configuration.checkpointInterval] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard !Task.isCancelled else { return }
+                do {
+                    try await checkpointer.save()
+                } catch {
+                    logger.warning("saving the checkpoint failed; retrying later", metadata: ["error": "\(error)"])
+                }
             }
-            if direction.pulls {
-                group.addTask { try await session.pull() }
-            }
-            try await group.waitForAll()
         }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if direction.pushes {
+                    group.addTask { try await session.push() }
+                }
+                if direction.pulls {
+                    group.addTask { try await session.pull() }
+                }
+                try await group.waitForAll()
+            }
+        } catch {
+            periodicSaves.cancel()
+            throw error
+        }
+        // One save at a time: the final one must not race a periodic one for the peer's revision.
+        periodicSaves.cancel()
+        await periodicSaves.value
         try await checkpointer.save()
         await session.unregisterHandlers()
     }
@@ -233,6 +319,10 @@ public actor ActiveReplicator {
 
     func recordActivity(_ activity: Activity) {
         currentStatus.activity = activity
+        // Caught up with the upstream is a successful sync, even when there was nothing to move.
+        if activity == .idle {
+            currentStatus.lastSuccess = Date()
+        }
     }
 }
 
@@ -244,6 +334,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
     case invalidReply(request: String, reason: String)
     /// A revision could not be stored locally.
     case storeFailed(docID: String, reason: String)
+    /// The connection closed in the middle of replicating: the upstream went away, or missed its heartbeats.
+    case connectionLost(reason: String)
 
     public var description: String {
         switch self {
@@ -255,6 +347,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
             "the upstream's reply to \(request) is invalid: \(reason)"
         case .storeFailed(let docID, let reason):
             "storing the pulled document '\(docID)' failed: \(reason)"
+        case .connectionLost(let reason):
+            "the connection to the upstream was lost: \(reason)"
         }
     }
 }

@@ -13,7 +13,7 @@ struct ClientCertificateTests {
         let certificate: Certificate
         let key: P256.Signing.PrivateKey
 
-        init(commonName: String, issuer: IssuedCertificate?) throws {
+        init(commonName: String, issuer: IssuedCertificate?, dnsNames: [String] = []) throws {
             key = P256.Signing.PrivateKey()
             let subject = try DistinguishedName { CommonName(commonName) }
             let isAuthority = issuer == nil
@@ -31,9 +31,22 @@ struct ClientCertificateTests {
                         Critical(BasicConstraints.notCertificateAuthority)
                         Critical(KeyUsage(digitalSignature: true))
                         try ExtendedKeyUsage([.serverAuth, .clientAuth])
+                        if !dnsNames.isEmpty {
+                            SubjectAlternativeNames(dnsNames.map { .dnsName($0) })
+                        }
                     }
                 },
                 issuerPrivateKey: .init(issuer?.key ?? key))
+        }
+
+        /// Writes the certificate and its key (mode 0600) as PEM files in `directory`; returns their paths.
+        func writePEMFiles(in directory: URL, named name: String) throws -> (certificate: String, key: String) {
+            let certificatePath = directory.appendingPathComponent("\(name).pem").path
+            let keyPath = directory.appendingPathComponent("\(name)-key.pem").path
+            try certificate.serializeAsPEM().pemString.write(toFile: certificatePath, atomically: true, encoding: .utf8)
+            try key.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyPath)
+            return (certificatePath, keyPath)
         }
 
         func clientTLS() throws -> TLSConfiguration {

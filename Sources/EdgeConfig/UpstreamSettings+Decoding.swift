@@ -1,11 +1,12 @@
+import EdgePairing
 import Foundation
 
 extension UpstreamSettings {
     static let keys = [
-        "name", "database", "url", "type", "continuous", "collections", "document_ids", "channels",
+        "name", "database", "url", "pairing", "type", "continuous", "collections", "document_ids", "channels",
         "auth",
         "username", "password_file", "session_cookie_name", "session_id_file", "client_certificate",
-        "client_key",
+        "client_key", "client_pkcs12", "client_pkcs12_password_file",
         "server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256", "heartbeat",
         "max_attempts",
         "max_attempt_wait", "conflict_resolver", "remote_uuid",
@@ -22,6 +23,7 @@ extension UpstreamSettings {
         case certificateAuthorities = "ca"
         case selfSignedOnly = "self-signed-only"
         case pinned
+        case trustStore = "trust-store"
     }
 
     /// Sync Gateway's session cookie name.
@@ -29,7 +31,9 @@ extension UpstreamSettings {
 
     private static let basicKeys = ["username", "password_file", "password"]
     private static let sessionKeys = ["session_cookie_name", "session_id_file"]
-    private static let clientCertificateKeys = ["client_certificate", "client_key"]
+    private static let clientCertificateKeys = [
+        "client_certificate", "client_key", "client_pkcs12", "client_pkcs12_password_file",
+    ]
     private static let trustKeys = [
         "server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256",
     ]
@@ -44,7 +48,8 @@ extension UpstreamSettings {
                 allowed: databases.map(\.name)
             )
         }
-        let url = try Self.decodeURL(table)
+        let endpoints = try Self.decodeEndpoints(table)
+        let url = endpoints.urls[0]
         let direction = try table.choice("type", as: ReplicationDirection.self) ?? .pushAndPull
         let channels = try table.uniqueStringArray("channels") ?? []
         if !direction.pulls && !channels.isEmpty {
@@ -61,18 +66,45 @@ extension UpstreamSettings {
             documentIDs: try table.uniqueStringArray("document_ids") ?? [],
             channels: channels,
             authentication: try Self.decodeAuthentication(table, isSecure: isSecure),
-            serverTrust: isSecure ? try Self.decodeServerTrust(table) : nil,
+            serverTrust: isSecure ? try endpoints.pinnedSHA256.map { .pinnedSHA256($0) } ?? Self.decodeServerTrust(table) : nil,
             heartbeat: try table.duration("heartbeat", atLeast: .seconds(1)) ?? .seconds(300),
             maxAttempts: try table.integer("max_attempts", in: 0...1_000_000) ?? 0,
             maxAttemptWait: try table.duration("max_attempt_wait", atLeast: .seconds(1))
                 ?? .seconds(300),
             conflictResolver: try table.choice("conflict_resolver", as: ConflictResolver.self)
                 ?? .default,
-            remoteUUID: try table.string("remote_uuid")
+            remoteUUID: try table.string("remote_uuid"),
+            alternateURLs: Array(endpoints.urls.dropFirst())
         )
         if !isSecure {
             try table.rejectPresent(Self.trustKeys, because: "with wss:// URLs")
         }
+    }
+
+    /// The upstream's endpoints, from `url`, or from `pairing`: every address of the paired gateway, and the
+    /// SHA-256 pin of its certificate (lowercase hex).
+    private static func decodeEndpoints(_ table: SettingsTable) throws -> (urls: [URL], pinnedSHA256: String?) {
+        guard let text = try table.string("pairing") else {
+            return ([try decodeURL(table)], nil)
+        }
+        try table.rejectPresent(["url"], because: "without pairing (the payload names the addresses)")
+        try table.rejectPresent(
+            ["server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256"],
+            because: "without pairing (the payload pins the certificate)")
+        let payload: PairingPayload
+        do {
+            payload = try PairingPayload(decoding: text)
+        } catch {
+            throw table.error(at: "pairing", "is not a valid pairing payload: \(error)")
+        }
+        let urls = payload.addresses.indices.compactMap { payload.url(forAddressAt: $0) }
+        guard !urls.isEmpty else {
+            throw table.error(at: "pairing", "names no address that forms a URL")
+        }
+        let hex = payload.certificateSHA256.map { byte in
+            (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
+        }.joined()
+        return (urls, hex)
     }
 
     private static func decodeURL(_ table: SettingsTable) throws -> URL {
@@ -186,8 +218,19 @@ extension UpstreamSettings {
             guard isSecure else {
                 throw table.error(at: "auth", "auth = \"client-cert\" requires a wss:// url")
             }
+            if table.contains("client_pkcs12") {
+                try table.rejectPresent(
+                    ["client_certificate", "client_key"], because: "instead of client_pkcs12, not together with it")
+                let reason = "auth = \"client-cert\" presents the identity it holds"
+                return .clientPKCS12(
+                    path: try table.requiredReadableFile("client_pkcs12", because: reason),
+                    password: try table.requiredSecretFile(
+                        "client_pkcs12_password_file", because: "the bundle's key is encrypted with it")
+                )
+            }
+            try table.rejectPresent(["client_pkcs12_password_file"], because: "with client_pkcs12")
             let reason = "auth = \"client-cert\" presents them"
-            try table.requireAll(clientCertificateKeys, because: reason)
+            try table.requireAll(["client_certificate", "client_key"], because: reason)
             return .clientCertificate(
                 certificate: try table.requiredReadableFile("client_certificate", because: reason),
                 privateKey: try table.requiredReadableFile("client_key", because: reason)
@@ -207,6 +250,11 @@ extension UpstreamSettings {
             try table.rejectPresent(
                 ["pinned_certificate", "pinned_sha256"], because: "with server_trust = \"pinned\"")
             return .selfSignedOnly
+        case .trustStore:
+            try table.rejectPresent(["ca_certificates"], because: "with server_trust = \"ca\"")
+            try table.rejectPresent(
+                ["pinned_certificate", "pinned_sha256"], because: "with server_trust = \"pinned\"")
+            return .trustStore
         case .pinned:
             try table.rejectPresent(["ca_certificates"], because: "with server_trust = \"ca\"")
             if table.contains("pinned_certificate") {

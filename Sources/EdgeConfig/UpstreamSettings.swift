@@ -28,6 +28,9 @@ public struct UpstreamSettings: Sendable, Equatable {
     public var conflictResolver: ConflictResolver
     /// Stable identifier of the remote database, so checkpoints survive a change of URL.
     public var remoteUUID: String?
+    /// Further endpoints of the same upstream, tried in order when `url` cannot be reached: the other addresses
+    /// of a pairing payload.
+    public var alternateURLs: [URL]
 
     public init(
         name: String,
@@ -44,7 +47,8 @@ public struct UpstreamSettings: Sendable, Equatable {
         maxAttempts: Int,
         maxAttemptWait: Duration,
         conflictResolver: ConflictResolver,
-        remoteUUID: String?
+        remoteUUID: String?,
+        alternateURLs: [URL] = []
     ) {
         self.name = name
         self.database = database
@@ -61,6 +65,7 @@ public struct UpstreamSettings: Sendable, Equatable {
         self.maxAttemptWait = maxAttemptWait
         self.conflictResolver = conflictResolver
         self.remoteUUID = remoteUUID
+        self.alternateURLs = alternateURLs
     }
 }
 
@@ -93,6 +98,8 @@ public enum UpstreamAuthentication: Sendable, Equatable {
     case session(cookieName: String, sessionID: Secret)
     /// A TLS client certificate (absolute PEM paths).
     case clientCertificate(certificate: String, privateKey: String)
+    /// A TLS client certificate and key in a PKCS#12 bundle (absolute path), with its password.
+    case clientPKCS12(path: String, password: Secret)
 }
 
 /// How the upstream server's TLS certificate is trusted (`server_trust`).
@@ -107,4 +114,7 @@ public enum ServerTrust: Sendable, Equatable {
     case pinnedCertificate(path: String)
     /// Accept only a certificate whose DER encoding has this SHA-256 digest (64 lowercase hex digits).
     case pinnedSHA256(String)
+    /// Accept only the certificate pinned for the URL's `host:port` with `edge-gateway trust add` (trust on
+    /// first use, or from a pairing payload).
+    case trustStore
 }

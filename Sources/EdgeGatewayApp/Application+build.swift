@@ -30,7 +30,8 @@ public func buildApplication(
     var upstreams: [UpstreamService] = []
     for settings in configuration.upstreams {
         guard let database = storeService.databases.first(where: { $0.name == settings.database }) else { continue }
-        let upstream = try await UpstreamService(settings: settings, database: database, logger: logger)
+        let upstream = try await UpstreamService(
+            settings: settings, database: database, dataDirectory: configuration.node.dataDirectory, logger: logger)
         monitor.register(upstream)
         upstreams.append(upstream)
     }

@@ -29,6 +29,16 @@ public struct CertificateFingerprint: Hashable, Sendable {
         }
     }
 
+    /// Wraps a digest computed elsewhere, e.g. carried by a pairing payload.
+    public init(digestBytes: [UInt8], algorithm: Algorithm) throws(TrustError) {
+        guard digestBytes.count == algorithm.digestLength else {
+            throw .invalidFingerprint(
+                digestBytes.map { String($0, radix: 16) }.joined(separator: ":"),
+                reason: "expected \(algorithm.digestLength) bytes for \(algorithm.rawValue), found \(digestBytes.count)")
+        }
+        self.init(algorithm: algorithm, bytes: digestBytes)
+    }
+
     init(algorithm: Algorithm, bytes: [UInt8]) {
         self.algorithm = algorithm
         self.bytes = bytes

@@ -119,13 +119,7 @@ extension TLSIdentity {
     private static func loadPersisted(certificatePath: String, keyPath: String) throws(IdentityError)
         -> TLSIdentity
     {
-        // Like ssh, refuse a key others can read rather than quietly tightening it: the key may already
-        // have leaked, and the operator should know.
-        let mode = try IdentityFileSystem.permissions(of: keyPath)
-        guard mode & 0o077 == 0 else {
-            throw .keyPermissionsTooOpen(path: keyPath, mode: mode)
-        }
-        return try Self.load(certificatePEMFile: certificatePath, keyPEMFile: keyPath)
+        try Self.loadRequiringPrivateKeyFile(certificatePEMFile: certificatePath, keyPEMFile: keyPath)
     }
 
     /// Generates a P-256 key and a self-signed certificate for it, both PEM-encoded.

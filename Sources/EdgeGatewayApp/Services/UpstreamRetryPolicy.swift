@@ -1,5 +1,6 @@
 import EdgeConfig
 import EdgeReplication
+import UpstreamDialer
 
 /// When and how soon to try an upstream again, as Couchbase Lite does (spec §1.4): transient failures are
 /// retried with exponential back-off (1, 2, 4 … s, with jitter, capped at `max_attempt_wait`); refusals that
@@ -26,18 +27,18 @@ struct UpstreamRetryPolicy {
         return capped * jitter
     }
 
-    static let transientHTTPCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
-
     func isTransient(_ error: any Error) -> Bool {
         switch error {
+        case let error as UpstreamDialError:
+            return error.isTransient
         case ActiveReplicatorError.invalidRemoteURL:
             return false
         case ActiveReplicatorError.peerRefused(_, let domain, let code, _):
-            return domain == "HTTP" && Self.transientHTTPCodes.contains(code)
+            return domain == "HTTP" && UpstreamDialError.transientHTTPStatuses.contains(code)
         case ActiveReplicatorError.invalidReply:
             return false
         default:
-            // Connection refused, resets, TLS and WebSocket handshake failures, store hiccups.
+            // Connections lost mid-run (close code 1006, missed heartbeats), store hiccups.
             return true
         }
     }

@@ -1,11 +1,12 @@
 import EdgeConfig
+import EdgeIdentity
 import EdgeReplication
 import EdgeStore
 import Foundation
 import Logging
-import NIOSSL
 import ServiceLifecycle
 import Synchronization
+import X509
 
 /// Keeps one `[[upstream]]` replicating: runs the active replicator, retries transient failures with
 /// exponential back-off and jitter, stops on permanent ones, and reports all of it to /health.
@@ -19,25 +20,29 @@ final class UpstreamService: Service, HealthReporting {
     }
 
     let settings: UpstreamSettings
+    let remoteUUID: String
     let replicator: ActiveReplicator
     private let state = Mutex(State.starting)
     private let logger: Logger
 
-    init(settings: UpstreamSettings, database: DocumentDatabase, logger: Logger) async throws {
+    init(settings: UpstreamSettings, database: DocumentDatabase, dataDirectory: String, logger: Logger) async throws {
         self.settings = settings
         var logger = logger
         logger[metadataKey: "upstream"] = .string(settings.name)
         self.logger = logger
-        let remoteUUID = try await Self.remoteUUID(for: settings, in: database)
+        let remoteUUID = try await UpstreamRemoteUUID.resolve(for: settings, in: database)
+        self.remoteUUID = remoteUUID
         replicator = ActiveReplicator(
             database: database,
             configuration: .init(
                 remoteURL: settings.url.absoluteString,
+                fallbackURLs: settings.alternateURLs.map(\.absoluteString),
                 remoteUUID: remoteUUID,
                 direction: ActiveReplicator.Direction(settings.direction),
                 continuous: settings.continuous,
-                credentials: try Self.credentials(settings),
-                tlsConfiguration: try Self.tlsConfiguration(settings)
+                authentication: Self.authentication(settings),
+                tls: try Self.clientTLSConfiguration(settings, dataDirectory: dataDirectory),
+                heartbeat: settings.heartbeat
             ),
             logger: logger
         )
@@ -85,6 +90,7 @@ final class UpstreamService: Service, HealthReporting {
         let status = await replicator.status()
         var details: [String: HealthValue] = [
             "database": .string(settings.database),
+            "remoteUUID": .string(remoteUUID),
             "activity": .string(status.activity.rawValue),
             "completed": .integer(status.completed),
             "total": .integer(status.total),
@@ -103,66 +109,68 @@ final class UpstreamService: Service, HealthReporting {
         return [ComponentHealth(name: settings.name, kind: .upstream, status: health, reason: reason, details: details)]
     }
 
-    /// The configured remote UUID, else one generated on first start and kept in the local database, so that
-    /// checkpoints survive changes of the upstream's address.
-    static func remoteUUID(for settings: UpstreamSettings, in database: DocumentDatabase) async throws -> String {
-        if let configured = settings.remoteUUID { return configured }
-        let docID = "upstream-remote-uuid/\(settings.name)"
-        if let stored = try await database.localDocument(docID),
-            let object = try? JSONSerialization.jsonObject(with: stored.body) as? [String: String],
-            let uuid = object["uuid"]
-        {
-            return uuid
-        }
-        let uuid = UUID().uuidString.lowercased()
-        try await database.putLocalDocument(
-            docID, body: try JSONSerialization.data(withJSONObject: ["uuid": uuid]), expectedRevID: nil)
-        return uuid
-    }
-
-    private static func credentials(_ settings: UpstreamSettings) throws -> ActiveReplicator.Credentials? {
+    private static func authentication(_ settings: UpstreamSettings) -> ActiveReplicator.Authentication {
         switch settings.authentication {
-        case .none: return nil
-        case .basic(let username, let password): return .init(user: username, password: password.value)
-        case .session, .clientCertificate:
-            throw UpstreamSetupError.unsupported(upstream: settings.name, what: "auth = \"\(settings.authentication.modeName)\"")
+        case .none, .clientCertificate, .clientPKCS12: .none
+        case .basic(let username, let password): .basic(user: username, password: password.value)
+        case .session(let cookieName, let sessionID): .sessionCookie(name: cookieName, value: sessionID.value)
         }
     }
 
-    private static func tlsConfiguration(_ settings: UpstreamSettings) throws -> TLSConfiguration? {
+    /// The trust policy and client certificate for a `wss://` upstream; `nil` for `ws://`.
+    static func clientTLSConfiguration(
+        _ settings: UpstreamSettings, dataDirectory: String
+    ) throws -> ClientTLSConfiguration? {
         guard let trust = settings.serverTrust else { return nil }
+        let policy: ServerTrustPolicy
         switch trust {
+        case .certificateAuthorities(let files) where files.isEmpty:
+            policy = .systemRoots(checkHostname: true)
         case .certificateAuthorities(let files):
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            if !files.isEmpty {
-                configuration.trustRoots = .certificates(try files.flatMap { try NIOSSLCertificate.fromPEMFile($0) })
+            var roots: [Certificate] = []
+            for file in files {
+                guard case .ca(let fileRoots, _) = try ServerTrustPolicy.ca(rootsFile: file, checkHostname: true)
+                else { continue }
+                roots += fileRoots
             }
-            return configuration
-        case .selfSignedOnly, .pinnedCertificate, .pinnedSHA256:
-            // The WebSocket client takes a plain TLSConfiguration, which cannot carry a pin check.
-            throw UpstreamSetupError.unsupported(upstream: settings.name, what: "this server_trust mode")
+            policy = .ca(roots: roots, checkHostname: true)
+        case .selfSignedOnly:
+            policy = .selfSignedOnly
+        case .pinnedCertificate(let path):
+            policy = try .pinned(certificateFile: path)
+        case .pinnedSHA256(let fingerprint):
+            policy = try .pinned(fingerprint: fingerprint)
+        case .trustStore:
+            let host = settings.url.host ?? ""
+            let port = settings.url.port ?? 443
+            guard let pinned = try TrustedPeerStore(dataDirectory: dataDirectory).policy(host: host, port: port) else {
+                throw UpstreamSetupError.noTrustedCertificate(
+                    upstream: settings.name, endpoint: TrustedPeerStore.endpoint(host: host, port: port))
+            }
+            policy = pinned
         }
+        var clientIdentity: TLSIdentity?
+        switch settings.authentication {
+        case .clientCertificate(let certificate, let privateKey):
+            clientIdentity = try TLSIdentity.loadRequiringPrivateKeyFile(
+                certificatePEMFile: certificate, keyPEMFile: privateKey)
+        case .clientPKCS12(let path, let password):
+            clientIdentity = try TLSIdentity.loadRequiringPrivateKeyFile(pkcs12File: path, password: password.value)
+        case .none, .basic, .session:
+            break
+        }
+        return try policy.clientTLSConfiguration(clientIdentity: clientIdentity)
     }
 }
 
 enum UpstreamSetupError: Error, CustomStringConvertible {
-    case unsupported(upstream: String, what: String)
+    case noTrustedCertificate(upstream: String, endpoint: String)
 
     var description: String {
         switch self {
-        case .unsupported(let upstream, let what):
-            "upstream \"\(upstream)\": \(what) is not supported by this version's upstream replicator yet"
-        }
-    }
-}
-
-extension UpstreamAuthentication {
-    var modeName: String {
-        switch self {
-        case .none: "none"
-        case .basic: "basic"
-        case .session: "session"
-        case .clientCertificate: "client-cert"
+        case .noTrustedCertificate(let upstream, let endpoint):
+            "upstream \"\(upstream)\" uses server_trust = \"trust-store\", but no certificate is trusted for "
+                + "\(endpoint): run `edge-gateway trust add \(endpoint)` (or add its pairing payload)"
         }
     }
 }

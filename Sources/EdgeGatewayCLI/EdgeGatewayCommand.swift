@@ -16,8 +16,9 @@ struct EdgeGatewayCommand: AsyncParsableCommand {
             """,
         version: "edge-gateway \(EdgeGatewayVersion.current)",
         subcommands: [
-            Serve.self, ConfigCommand.self, Health.self, PairCommand.self, CertCommand.self, UsersCommand.self,
-            DocsCommand.self, Version.self,
+            Serve.self, ConfigCommand.self, Health.self, PairCommand.self, CertCommand.self, TrustCommand.self,
+            UsersCommand.self, DocsCommand.self, StatusCommand.self, UpstreamCommand.self, ReplicateCommand.self,
+            Version.self,
         ],
         defaultSubcommand: Serve.self
     )

@@ -44,6 +44,8 @@ struct EdgeGatewayBinary {
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
+        // A command that asks for confirmation must read end-of-file, never wait on the test's own terminal.
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         return Running(process: process, standardOutputPipe: output, standardErrorPipe: error)
     }

@@ -1,0 +1,204 @@
+import ArgumentParser
+import Dispatch
+import EdgeConfig
+import EdgeGatewayApp
+import EdgeIdentity
+import EdgePairing
+import EdgeReplication
+import EdgeStore
+import Foundation
+import Logging
+
+/// Runs one replication from the command line, outside any running gateway: seeding a new site, a manual catch-up,
+/// or checking that an upstream answers.
+struct ReplicateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replicate",
+        abstract: "Replicate a local database with an upstream once, or continuously until interrupted.",
+        discussion: """
+            The checkpoint is keyed by the upstream's remote UUID: the one of the configured [[upstream]] with the \
+            same URL, else --remote-uuid, else one generated for this URL and kept in the database. \
+            On a terminal a progress bar is drawn; otherwise a plain line is printed whenever progress changes.
+            """
+    )
+
+    @OptionGroup var options: ConfigurationOptions
+
+    @Option(name: .customLong("db"), help: "The local database; may be omitted when only one is configured.")
+    var database: String?
+
+    @Option(help: "The upstream database, ws[s]://host:port/db.")
+    var url: String?
+
+    @Option(help: "A pairing payload instead of --url: its addresses are tried in order and its certificate pinned.")
+    var pairing: String?
+
+    @Flag(help: "Only push (default: push and pull).")
+    var push = false
+
+    @Flag(help: "Only pull (default: push and pull).")
+    var pull = false
+
+    @Flag(help: "Keep replicating until interrupted (Ctrl-C).")
+    var continuous = false
+
+    @Option(help: "HTTP Basic user name.")
+    var user: String?
+
+    @Option(name: .customLong("password-file"), help: "File holding the Basic password.")
+    var passwordFile: String?
+
+    @Option(name: .customLong("pinned-sha256"), help: "Accept only the certificate with this SHA-256 fingerprint.")
+    var pinnedSHA256: String?
+
+    @Flag(name: .customLong("self-signed-only"), help: "Accept only a self-signed server certificate.")
+    var selfSignedOnly = false
+
+    @Option(name: .customLong("remote-uuid"), help: "The upstream's stable identity, which keys the checkpoint.")
+    var remoteUUID: String?
+
+    func validate() throws {
+        guard (url == nil) != (pairing == nil) else {
+            throw ValidationError("give exactly one of --url and --pairing")
+        }
+        if pinnedSHA256 != nil && selfSignedOnly {
+            throw ValidationError("--pinned-sha256 and --self-signed-only exclude each other")
+        }
+        if (user == nil) != (passwordFile == nil) {
+            throw ValidationError("--user and --password-file go together")
+        }
+    }
+
+    func run() async throws {
+        let configuration = try options.load()
+        var logger = Logger(label: "edge-gateway.replicate")
+        logger.logLevel = configuration.node.logLevel
+        let (urls, pin) = try endpoints()
+        let settings = try configuration.databaseSettings(named: database)
+        let store = try DocumentStore.forConfiguration(configuration)
+        let local = try await store.openConfigured(settings)
+        let replicator = ActiveReplicator(
+            database: local,
+            configuration: .init(
+                remoteURL: urls[0], fallbackURLs: Array(urls.dropFirst()),
+                remoteUUID: try await checkpointIdentity(urls[0], configuration: configuration, database: local),
+                direction: push == pull ? .pushAndPull : (push ? .push : .pull),
+                continuous: continuous,
+                authentication: try authentication(),
+                tls: urls[0].lowercased().hasPrefix("wss:") ? try trust(pin: pin).clientTLSConfiguration() : nil),
+            logger: logger)
+        let work = Task { try await replicator.run() }
+        let interrupts = Self.cancelOnSignals(work)
+        defer { interrupts.forEach { $0.cancel() } }
+        let progress = ProgressReporter(isTerminal: isatty(STDOUT_FILENO) == 1)
+        let reporting = Task {
+            while !Task.isCancelled {
+                await progress.show(await replicator.status())
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        let outcome = await work.result
+        reporting.cancel()
+        await reporting.value
+        await progress.finish(await replicator.status())
+        if case .failure(let error) = outcome, !(error is CancellationError) {
+            printError("replication failed: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func endpoints() throws -> (urls: [String], pin: String?) {
+        if let url { return ([url], pinnedSHA256) }
+        let payload: PairingPayload
+        do {
+            payload = try PairingPayload(decoding: pairing ?? "")
+        } catch {
+            throw ValidationError("not a valid pairing payload: \(error)")
+        }
+        let urls = payload.addresses.indices.compactMap { payload.url(forAddressAt: $0)?.absoluteString }
+        return (urls, payload.sha256ColonHex)
+    }
+
+    private func trust(pin: String?) throws -> ServerTrustPolicy {
+        if let pin { return try .pinned(fingerprint: pin) }
+        return selfSignedOnly ? .selfSignedOnly : .systemRoots(checkHostname: true)
+    }
+
+    private func authentication() throws -> ActiveReplicator.Authentication {
+        guard let user, let passwordFile else { return .none }
+        let password = try String(contentsOfFile: passwordFile, encoding: .utf8)
+            .trimmingCharacters(in: .newlines)
+        return .basic(user: user, password: password)
+    }
+
+    /// The configured upstream's remote UUID when the URL is one of a configured upstream's, so that the CLI and
+    /// the gateway share checkpoints; else --remote-uuid; else one kept for this URL.
+    private func checkpointIdentity(
+        _ url: String, configuration: GatewayConfiguration, database: DocumentDatabase
+    ) async throws -> String {
+        if let configured = configuration.upstreams.first(where: {
+            ([$0.url] + $0.alternateURLs).map(\.absoluteString).contains(url)
+        }) {
+            return try await UpstreamRemoteUUID.resolve(for: configured, in: database)
+        }
+        if let remoteUUID { return remoteUUID }
+        return try await UpstreamRemoteUUID.resolve(
+            for: .commandLine(url: url, database: database.name), in: database)
+    }
+
+    private static func cancelOnSignals(_ task: Task<Void, any Error>) -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber)
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return source
+        }
+    }
+}
+
+extension UpstreamSettings {
+    /// A stand-in upstream for an ad-hoc `replicate --url`, so that it gets a remote UUID of its own.
+    static func commandLine(url: String, database: String) -> UpstreamSettings {
+        UpstreamSettings(
+            name: "cli:\(url)", database: database, url: URL(string: url)!, direction: .pushAndPull,
+            continuous: false, collections: [], documentIDs: [], channels: [], authentication: .none,
+            serverTrust: nil, heartbeat: .seconds(300), maxAttempts: 0, maxAttemptWait: .seconds(300),
+            conflictResolver: .default, remoteUUID: nil)
+    }
+}
+
+/// Draws replication progress: a bar redrawn in place on a terminal, plain lines elsewhere (logs, pipes).
+actor ProgressReporter {
+    private let isTerminal: Bool
+    private var lastLine = ""
+
+    init(isTerminal: Bool) {
+        self.isTerminal = isTerminal
+    }
+
+    func show(_ status: ActiveReplicator.Status) {
+        let line = render(status)
+        guard line != lastLine else { return }
+        lastLine = line
+        if isTerminal {
+            FileHandle.standardOutput.write(Data("\r\u{1B}[2K\(line)".utf8))
+        } else {
+            print(line)
+        }
+    }
+
+    func finish(_ status: ActiveReplicator.Status) {
+        show(status)
+        if isTerminal { print("") }
+    }
+
+    private func render(_ status: ActiveReplicator.Status) -> String {
+        let counts = "\(status.completed)/\(status.total)"
+        guard isTerminal else { return "\(status.activity.rawValue) \(counts)" }
+        let width = 30
+        let filled = status.total > 0 ? min(width, status.completed * width / status.total) : 0
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        return "[\(bar)] \(counts) \(status.activity.rawValue)"
+    }
+}

@@ -1,0 +1,196 @@
+import EdgeGatewayTestSupport
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Two gateways as real child processes: A serves a self-signed listener, B replicates to it upstream, trusting
+/// it only through A's pairing payload or a pin recorded with `trust add`.
+@Suite("Pairing and pinning between two gateways")
+struct PairedUpstreamTests {
+    struct Node {
+        let directory: URL
+        let config: String
+        let opsPort: Int
+
+        /// Writes `gateway.toml` with `body` after the node and ops sections and one `inventory` database.
+        init(name: String, directory: URL, body: String) throws {
+            self.directory = directory
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            opsPort = try freeLoopbackPort()
+            let file = directory.appendingPathComponent("gateway.toml")
+            try """
+            [node]
+            name = "\(name)"
+            data_dir = "\(directory.appendingPathComponent("data").path)"
+
+            [ops]
+            address = "127.0.0.1"
+            port = \(opsPort)
+
+            [[database]]
+            name = "inventory"
+
+            \(body)
+            """.write(to: file, atomically: true, encoding: .utf8)
+            config = file.path
+        }
+
+        func run(_ arguments: [String]) async throws -> EdgeGatewayBinary.Outcome {
+            try await EdgeGatewayBinary.run(arguments + ["--config", config])
+        }
+
+        /// Starts `serve` and waits until its ops endpoint answers.
+        func serve() async throws -> EdgeGatewayBinary.Running {
+            let process = try EdgeGatewayBinary.start(["serve", "--config", config])
+            for _ in 0..<400 {
+                if (try? await health()) != nil { return process }
+                guard process.process.isRunning else { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            process.process.terminate()
+            let error = String(decoding: process.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw TestFailure("gateway \(config) did not come up: \(error)")
+        }
+
+        /// GET /health as JSON text.
+        func health() async throws -> String {
+            let url = URL(string: "http://127.0.0.1:\(opsPort)/health")!
+            let (body, _) = try await URLSession.shared.data(from: url)
+            return String(decoding: body, as: UTF8.self)
+        }
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func listenerNode(directory: URL, port: Int) throws -> Node {
+        try Node(
+            name: "node-a", directory: directory,
+            body: """
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = \(port)
+                tls = "self-signed"
+                auth = "none"
+                databases = ["inventory"]
+                """)
+    }
+
+    static func upstreamNode(directory: URL, target: String) throws -> Node {
+        try Node(
+            name: "node-b", directory: directory,
+            body: """
+                [[upstream]]
+                name = "a"
+                database = "inventory"
+                \(target)
+                type = "push"
+                continuous = true
+                max_attempt_wait = "1s"
+                """)
+    }
+
+    static func stop(_ process: EdgeGatewayBinary.Running) {
+        process.process.terminate()
+        process.process.waitUntilExit()
+    }
+
+    static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+        for _ in 0..<300 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("timed out waiting for \(what)")
+    }
+
+    @Test("B syncs to A through A's pairing payload; after A's cert rotate, B refuses A naming both fingerprints")
+    func pairingPayloadThenRotation() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let listenerPort = try freeLoopbackPort()
+        let a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
+        let pair = try await a.run(["pair", "--format", "text", "--address", "127.0.0.1"])
+        #expect(pair.status == 0, "\(pair.standardError)")
+        let payload = try #require(pair.standardOutput.split(separator: "\n").first { $0.hasPrefix("edgegw://") })
+        let originalFingerprint = try #require(
+            try await a.run(["cert", "show"]).standardOutput.split(separator: "\n")
+                .first { $0.hasPrefix("SHA-256:") }?.dropFirst("SHA-256:".count).trimmingCharacters(in: .whitespaces))
+
+        let b = try Self.upstreamNode(directory: root.appendingPathComponent("b"), target: #"pairing = "\#(payload)""#)
+        let check = try await EdgeGatewayBinary.run(["config", "check", b.config])
+        #expect(check.status == 0, "\(check.standardError)")
+        #expect(try await b.run(["docs", "put", "order-1", #"{"qty": 3}"#]).status == 0)
+
+        var nodeA = try await a.serve()
+        let nodeB = try await b.serve()
+        defer { Self.stop(nodeB) }
+        try await Self.eventually("order-1 to reach A") {
+            try await a.run(["docs", "get", "order-1"]).standardOutput.contains(#""qty""#)
+        }
+
+        Self.stop(nodeA)
+        let rotate = try await a.run(["cert", "rotate"])
+        #expect(rotate.status == 0, "\(rotate.standardError)")
+        let rotatedFingerprint = try #require(
+            try await a.run(["cert", "show"]).standardOutput.split(separator: "\n")
+                .first { $0.hasPrefix("SHA-256:") }?.dropFirst("SHA-256:".count).trimmingCharacters(in: .whitespaces))
+        #expect(rotatedFingerprint != originalFingerprint)
+        nodeA = try await a.serve()
+        defer { Self.stop(nodeA) }
+
+        do {
+            try await Self.eventually("B to refuse the rotated certificate") {
+                let health = try await b.health()
+                return health.contains(originalFingerprint) && health.contains(rotatedFingerprint)
+            }
+        } catch {
+            Issue.record("B's health: \(try await b.health())")
+            throw error
+        }
+        #expect(try await b.health().contains(#""status":"down""#))
+    }
+
+    @Test("trust add host:port pins what A presents (trust on first use); trust-store upstreams are held to it")
+    func trustOnFirstUse() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let listenerPort = try freeLoopbackPort()
+        let a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
+        let b = try Self.upstreamNode(
+            directory: root.appendingPathComponent("b"),
+            target: """
+                url = "wss://127.0.0.1:\(listenerPort)/inventory"
+                server_trust = "trust-store"
+                """)
+        let nodeA = try await a.serve()
+        defer { Self.stop(nodeA) }
+
+        let refused = try await b.run(["trust", "add", "127.0.0.1:\(listenerPort)"])
+        #expect(refused.status == 1, "no confirmation on an empty standard input must not trust")
+        #expect(try await !b.run(["trust", "list", "--json"]).standardOutput.contains("127.0.0.1"))
+
+        let added = try await b.run(["trust", "add", "127.0.0.1:\(listenerPort)", "--yes"])
+        #expect(added.status == 0, "\(added.standardError)")
+        let fingerprint = try #require(
+            try await a.run(["cert", "show"]).standardOutput.split(separator: "\n")
+                .first { $0.hasPrefix("SHA-256:") }?.dropFirst("SHA-256:".count).trimmingCharacters(in: .whitespaces))
+        #expect(added.standardOutput.contains(fingerprint))
+        #expect(try await b.run(["trust", "list"]).standardOutput.contains("127.0.0.1:\(listenerPort)  \(fingerprint)"))
+
+        #expect(try await b.run(["docs", "put", "tofu", #"{"ok": true}"#]).status == 0)
+        let nodeB = try await b.serve()
+        defer { Self.stop(nodeB) }
+        try await Self.eventually("the document to reach A") {
+            try await a.run(["docs", "get", "tofu"]).status == 0
+        }
+
+        #expect(try await b.run(["trust", "remove", "127.0.0.1:\(listenerPort)"]).status == 0)
+        #expect(try await b.run(["trust", "remove", "127.0.0.1:\(listenerPort)"]).status == 1)
+    }
+}

@@ -112,6 +112,59 @@ struct UpstreamTests {
         }
     }
 
+    @Test("an upstream that is down at start is retried until it comes up, then syncs")
+    func downAtStartThenUp() async throws {
+        let port = try freeLoopbackPort()
+        try await withTemporaryGateway(extraTOML: """
+
+            [[upstream]]
+            name = "hub"
+            database = "inventory"
+            url = "ws://127.0.0.1:\(port)/inventory"
+            type = "pull"
+            continuous = true
+            max_attempt_wait = "1s"
+            """) { edge in
+            try await edge.test(.live) { edgeClient in
+                try await Self.waitFor(.upstream, in: edgeClient) { $0.status == .degraded }
+                try await withTemporaryGateway(extraTOML: """
+
+                    [[listener]]
+                    name = "lan"
+                    interface = "127.0.0.1"
+                    port = \(port)
+                    tls = "off"
+                    auth = "none"
+                    databases = ["inventory"]
+                    """) { hub in
+                    try await hub.test(.live) { _ in
+                        let upstream = try await Self.waitFor(.upstream, in: edgeClient) {
+                            $0.status == .up && $0.details["activity"] == "idle"
+                        }
+                        #expect(upstream.reason == nil)
+                        #expect(upstream.details["lastSuccess"] != HealthValue.none)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Polls /health for up to 20 s until the first component of `kind` satisfies `condition`.
+    @discardableResult
+    static func waitFor(
+        _ kind: ComponentHealth.Kind, in client: some TestClientProtocol,
+        _ condition: (ComponentHealth) -> Bool
+    ) async throws -> ComponentHealth {
+        var last: ComponentHealth?
+        for _ in 0..<200 {
+            last = try await component(kind, from: client)
+            if let last, condition(last) { return last }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("\(kind) never reached the expected state; last: \(String(describing: last))")
+        throw CancellationError()
+    }
+
     static func component(_ kind: ComponentHealth.Kind, from client: some TestClientProtocol) async throws -> ComponentHealth? {
         try await client.execute(uri: "/health", method: .get) { response in
             let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))

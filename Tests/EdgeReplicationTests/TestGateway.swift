@@ -41,10 +41,11 @@ struct TestGateway {
         tls: ListenerTLS = .off,
         authentication: ListenerAuthentication = .none,
         deltaSync: Bool = true,
-        maxConnections: Int = 16
+        maxConnections: Int = 16,
+        port: Int = 0
     ) -> ListenerSettings {
         ListenerSettings(
-            name: "test", interface: "127.0.0.1", port: 0, tls: tls, authentication: authentication,
+            name: "test", interface: "127.0.0.1", port: port, tls: tls, authentication: authentication,
             databases: [databaseName], deltaSync: deltaSync, maxConnections: maxConnections, serviceDiscovery: nil)
     }
 

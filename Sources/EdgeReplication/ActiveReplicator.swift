@@ -47,6 +47,12 @@ public actor ActiveReplicator {
         public var tlsConfiguration: TLSConfiguration?
         /// Rows per `proposeChanges` and per `changes` batch asked of the upstream.
         public var batchSize: Int
+        /// Decides pulled revisions that conflict with local ones.
+        public var conflictResolver: ConflictResolver
+        /// Push and pull only these documents; empty means all.
+        public var documentIDs: [String]
+        /// Pull only these Sync Gateway channels; empty means all the upstream lets this user see.
+        public var channels: [String]
 
         public init(
             remoteURL: String,
@@ -55,7 +61,10 @@ public actor ActiveReplicator {
             continuous: Bool = false,
             credentials: Credentials? = nil,
             tlsConfiguration: TLSConfiguration? = nil,
-            batchSize: Int = 200
+            batchSize: Int = 200,
+            conflictResolver: ConflictResolver = .default,
+            documentIDs: [String] = [],
+            channels: [String] = []
         ) {
             self.remoteURL = remoteURL
             self.remoteUUID = remoteUUID
@@ -64,7 +73,19 @@ public actor ActiveReplicator {
             self.credentials = credentials
             self.tlsConfiguration = tlsConfiguration
             self.batchSize = max(1, batchSize)
+            self.conflictResolver = conflictResolver
+            self.documentIDs = documentIDs
+            self.channels = channels
         }
+
+        /// The document-ID filter, `nil` when every document replicates.
+        var documentIDFilter: [String]? { documentIDs.isEmpty ? nil : documentIDs }
+
+        /// The channel filter, `nil` when every channel is pulled.
+        var channelFilter: [String]? { channels.isEmpty ? nil : channels }
+
+        /// The local changes the push considers.
+        var pushedChanges: ChangesOptions { ChangesOptions(docIDs: documentIDFilter.map(Set.init)) }
     }
 
     public enum Activity: String, Sendable, Hashable {
@@ -191,8 +212,7 @@ public actor ActiveReplicator {
     /// the final checkpoint save.
     private func replicate(over connection: BLIPConnection) async throws {
         let checkpointer = try await Checkpointer(
-            database: database, remoteUUID: configuration.remoteUUID, docIDs: nil, connection: connection,
-            logger: logger)
+            database: database, checkpointID: checkpointID, connection: connection, logger: logger)
         let session = ActiveReplicatorSession(
             replicator: self, connection: connection, database: database, checkpointer: checkpointer,
             configuration: configuration, logger: logger)
@@ -216,6 +236,13 @@ public actor ActiveReplicator {
         }
         try await checkpointer.save()
         await session.unregisterHandlers()
+    }
+
+    /// This pairing's checkpoint ID: the filters are part of it, so changing them starts over.
+    var checkpointID: String {
+        Checkpointer.checkpointID(
+            localUUID: database.uuid, remoteUUID: configuration.remoteUUID, docIDs: configuration.documentIDFilter,
+            channels: configuration.channelFilter)
     }
 
     func recordTotal(_ count: Int) {
@@ -244,6 +271,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
     case invalidReply(request: String, reason: String)
     /// A revision could not be stored locally.
     case storeFailed(docID: String, reason: String)
+    /// A push-only question was asked of a pull-only replicator.
+    case notPushing(operation: String)
 
     public var description: String {
         switch self {
@@ -255,6 +284,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
             "the upstream's reply to \(request) is invalid: \(reason)"
         case .storeFailed(let docID, let reason):
             "storing the pulled document '\(docID)' failed: \(reason)"
+        case .notPushing(let operation):
+            "\(operation) needs a replicator that pushes, but this one only pulls"
         }
     }
 }

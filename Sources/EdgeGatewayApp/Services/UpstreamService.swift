@@ -37,7 +37,10 @@ final class UpstreamService: Service, HealthReporting {
                 direction: ActiveReplicator.Direction(settings.direction),
                 continuous: settings.continuous,
                 credentials: try Self.credentials(settings),
-                tlsConfiguration: try Self.tlsConfiguration(settings)
+                tlsConfiguration: try Self.tlsConfiguration(settings),
+                conflictResolver: ActiveReplicator.ConflictResolver(settings.conflictResolver),
+                documentIDs: settings.documentIDs,
+                channels: settings.channels
             ),
             logger: logger
         )
@@ -173,6 +176,17 @@ extension ActiveReplicator.Direction {
         case .push: self = .push
         case .pull: self = .pull
         case .pushAndPull: self = .pushAndPull
+        }
+    }
+}
+
+extension ActiveReplicator.ConflictResolver {
+    init(_ resolver: EdgeConfig.ConflictResolver) {
+        switch resolver {
+        case .default: self = .default
+        case .localWins: self = .localWins
+        case .remoteWins: self = .remoteWins
+        case .merge: self = .merge
         }
     }
 }

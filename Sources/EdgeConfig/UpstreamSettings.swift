@@ -85,7 +85,8 @@ public enum ConflictResolver: String, Sendable, Equatable, CaseIterable {
     case `default`
     case localWins = "local-wins"
     case remoteWins = "remote-wins"
-    /// Combine top-level properties of both sides; where both changed a property, the remote side wins.
+    /// Combine top-level properties of both sides; where both have a property with different
+    /// values, the local side wins. A deletion on either side is decided by the default rule.
     case merge
 }
 

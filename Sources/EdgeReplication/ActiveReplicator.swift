@@ -67,6 +67,12 @@ public actor ActiveReplicator {
         /// How often progress is saved as a checkpoint while replicating, so that a crash or a lost connection
         /// costs at most this much work again, not the whole run.
         public var checkpointInterval: Duration
+        /// Decides pulled revisions that conflict with local ones.
+        public var conflictResolver: ConflictResolver
+        /// Push and pull only these documents; empty means all.
+        public var documentIDs: [String]
+        /// Pull only these Sync Gateway channels; empty means all the upstream lets this user see.
+        public var channels: [String]
 
         public init(
             remoteURL: String,
@@ -78,7 +84,10 @@ public actor ActiveReplicator {
             tls: ClientTLSConfiguration? = nil,
             heartbeat: Duration = .seconds(300),
             batchSize: Int = 200,
-            checkpointInterval: Duration = .seconds(5)
+            checkpointInterval: Duration = .seconds(5),
+            conflictResolver: ConflictResolver = .default,
+            documentIDs: [String] = [],
+            channels: [String] = []
         ) {
             self.remoteURL = remoteURL
             self.fallbackURLs = fallbackURLs
@@ -90,7 +99,19 @@ public actor ActiveReplicator {
             self.heartbeat = heartbeat
             self.batchSize = max(1, batchSize)
             self.checkpointInterval = checkpointInterval
+            self.conflictResolver = conflictResolver
+            self.documentIDs = documentIDs
+            self.channels = channels
         }
+
+        /// The document-ID filter, `nil` when every document replicates.
+        var documentIDFilter: [String]? { documentIDs.isEmpty ? nil : documentIDs }
+
+        /// The channel filter, `nil` when every channel is pulled.
+        var channelFilter: [String]? { channels.isEmpty ? nil : channels }
+
+        /// The local changes the push considers.
+        var pushedChanges: ChangesOptions { ChangesOptions(docIDs: documentIDFilter.map(Set.init)) }
     }
 
     public enum Activity: String, Sendable, Hashable {
@@ -258,8 +279,7 @@ public actor ActiveReplicator {
     /// the final checkpoint save.
     private func replicate(over connection: BLIPConnection) async throws {
         let checkpointer = try await Checkpointer(
-            database: database, remoteUUID: configuration.remoteUUID, docIDs: nil, connection: connection,
-            logger: logger)
+            database: database, checkpointID: checkpointID, connection: connection, logger: logger)
         let session = ActiveReplicatorSession(
             replicator: self, connection: connection, database: database, checkpointer: checkpointer,
             configuration: configuration, logger: logger)
@@ -304,6 +324,13 @@ public actor ActiveReplicator {
         await session.unregisterHandlers()
     }
 
+    /// This pairing's checkpoint ID: the filters are part of it, so changing them starts over.
+    var checkpointID: String {
+        Checkpointer.checkpointID(
+            localUUID: database.uuid, remoteUUID: configuration.remoteUUID, docIDs: configuration.documentIDFilter,
+            channels: configuration.channelFilter)
+    }
+
     func recordTotal(_ count: Int) {
         currentStatus.total += count
     }
@@ -336,6 +363,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
     case storeFailed(docID: String, reason: String)
     /// The connection closed in the middle of replicating: the upstream went away, or missed its heartbeats.
     case connectionLost(reason: String)
+    /// A push-only question was asked of a pull-only replicator.
+    case notPushing(operation: String)
 
     public var description: String {
         switch self {
@@ -349,6 +378,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
             "storing the pulled document '\(docID)' failed: \(reason)"
         case .connectionLost(let reason):
             "the connection to the upstream was lost: \(reason)"
+        case .notPushing(let operation):
+            "\(operation) needs a replicator that pushes, but this one only pulls"
         }
     }
 }

@@ -16,9 +16,7 @@ extension ActiveReplicatorSession {
         // Like CBL: a first pull into an empty database need not fetch tombstones.
         let localIsEmpty = try await database.changes(since: 0, limit: 1).isEmpty
         let activeOnly = since == nil && localIsEmpty
-        let request = SubChangesRequest(
-            since: since, continuous: configuration.continuous, batchSize: configuration.batchSize,
-            versioning: .revisionTrees, activeOnly: activeOnly)
+        let request = Self.subscription(configuration: configuration, since: since, activeOnly: activeOnly)
         _ = try await send(request, expecting: EmptyReply.self)
         while !isStopping {
             if isPullCaughtUp && pulledRows.isEmpty {
@@ -27,6 +25,21 @@ extension ActiveReplicatorSession {
             }
             await withCheckedContinuation { pullWaiters.append($0) }
         }
+    }
+
+    /// `subChanges` as LiteCore's puller builds it: channels as the `sync_gateway/bychannel` filter
+    /// with a comma-separated `channels` property, document IDs as a `{"docIDs":[…]}` body (spec
+    /// §3.4). Sync Gateway refuses `docIDs` on a continuous feed (HTTP 400), as it does for
+    /// Couchbase Lite.
+    static func subscription(
+        configuration: ActiveReplicator.Configuration, since: JSONValue?, activeOnly: Bool
+    ) -> SubChangesRequest {
+        let channels = configuration.channelFilter
+        return SubChangesRequest(
+            since: since, continuous: configuration.continuous, batchSize: configuration.batchSize,
+            versioning: .revisionTrees, activeOnly: activeOnly,
+            filter: channels == nil ? nil : SubChangesRequest.channelFilter, channels: channels,
+            docIDs: configuration.documentIDFilter)
     }
 
     /// The upstream said it is caught up, and every request it sent before saying so has arrived.
@@ -75,7 +88,10 @@ extension ActiveReplicatorSession {
         var entries = [ChangesReply.Entry](repeating: .skip, count: decoded.rows.count)
         var queries: [RevisionQuery] = []
         var queryRows: [Int] = []
+        // A peer that ignores the `docIDs` body must not bring in other documents.
+        let pulledDocIDs = configuration.documentIDFilter.map(Set.init)
         for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
+            if let pulledDocIDs, !pulledDocIDs.contains(row.docID) { continue }
             guard let revision = try? RevisionID(row.revisionID) else {
                 entries[index] = .status(400)
                 continue
@@ -100,7 +116,8 @@ extension ActiveReplicatorSession {
         return request.reply(with: ChangesReply(entries: entries, capabilities: Self.pullCapabilities))
     }
 
-    /// `rev`: fetches the blobs it lacks, stores it (a conflict becomes a branch), then replies.
+    /// `rev`: fetches the blobs it lacks, stores it (resolving a conflict with the local current
+    /// revision in the same transaction), then replies.
     func receiveRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
         noteRequest(request.number)
         let decoded = try request.decode(RevRequest.self)
@@ -171,9 +188,22 @@ extension ActiveReplicatorSession {
         } catch {
             throw error.errorReply.blipError
         }
-        let results = try await storeCall { try await database.insertExistingRevisions([revision]) }
-        if case .failed(let error)? = results.first {
+        let resolver = configuration.conflictResolver
+        let results = try await storeCall {
+            try await database.insertExistingRevisions([revision], resolvingConflictsWith: { resolver.resolve($0) })
+        }
+        switch results.first {
+        case .failed(let error)?:
             throw error.errorReply.blipError
+        case .resolvedConflict(_, let resolvedRevID)?:
+            logger.info(
+                "resolved a conflict with a pulled revision",
+                metadata: [
+                    "doc": "\(request.docID)", "pulled": "\(request.revisionID)", "resolved": "\(resolvedRevID)",
+                    "resolver": "\(resolver.rawValue)",
+                ])
+        case .inserted?, .alreadyPresent?, nil:
+            break
         }
     }
 

@@ -14,15 +14,16 @@ extension ActiveReplicatorSession {
     /// Pushes every change after the checkpoint's `local`; continuous mode then follows new ones.
     func push() async throws {
         var since = Int64(clamping: await checkpointer.current.local)
+        let options = configuration.pushedChanges
         while !isStopping {
-            let batch = try await database.changes(since: since, limit: configuration.batchSize)
+            let batch = try await database.changes(since: since, limit: configuration.batchSize, options: options)
             guard let last = batch.last else { break }
             try await pushBatch(batch)
             since = last.sequence
         }
         await setIdle(push: true)
         guard configuration.continuous, !isStopping else { return }
-        let feed = database.changeFeed(since: since, batchSize: configuration.batchSize)
+        let feed = database.changeFeed(since: since, batchSize: configuration.batchSize, options: options)
         let loop = Task {
             for try await batch in feed {
                 try await self.pushBatch(batch)
@@ -115,14 +116,26 @@ extension ActiveReplicatorSession {
     /// further ancestor is retried (see `pushBatch`).
     private func presumedRemoteRevision(of change: Change) async throws -> WireRevisionID? {
         guard change.revID.generation > 1 else { return nil }
-        let parents = try await database.revisionHistory(change.docID, revID: change.revID, maxCount: 1)
-        return try parents.first.map { try WireRevisionID($0) }
+        let parents = try await ancestry(of: change, maxCount: 1)
+        return try parents?.first.map { try WireRevisionID($0) }
     }
 
     private func isAncestor(_ revision: WireRevisionID, of change: Change) async throws -> Bool {
         guard let candidate = try? RevisionID(revision) else { return false }
-        let ancestry = try await database.revisionHistory(change.docID, revID: change.revID)
-        return ancestry.contains(candidate)
+        return try await ancestry(of: change)?.contains(candidate) ?? false
+    }
+
+    /// The history of a change's revision; `nil` once the revision is gone, as when the pull
+    /// resolved a conflict by removing the local branch while this batch was in flight.
+    private func ancestry(
+        of change: Change, stoppingAt known: Set<RevisionID> = [], maxCount: Int = .max
+    ) async throws -> [RevisionID]? {
+        do {
+            return try await database.revisionHistory(
+                change.docID, revID: change.revID, stoppingAt: known, maxCount: maxCount)
+        } catch StoreError.revisionNotFound, StoreError.documentNotFound {
+            return nil
+        }
     }
 
     /// Sends one revision with its history down to the revision the upstream is believed to have.
@@ -136,8 +149,10 @@ extension ActiveReplicatorSession {
             return
         }
         let known = Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? [])
-        let ancestry = try await database.revisionHistory(
-            change.docID, revID: change.revID, stoppingAt: known, maxCount: maxHistory)
+        guard let ancestry = try await ancestry(of: change, stoppingAt: known, maxCount: maxHistory) else {
+            await replicator.recordCompleted(1)
+            return
+        }
         let request = RevRequest(
             docID: change.docID, revisionID: try WireRevisionID(change.revID),
             history: RevisionHistory(try ancestry.map { try WireRevisionID($0) }),

@@ -26,35 +26,50 @@ actor Checkpointer {
     /// What both sides hold now, so an unchanged checkpoint is not written again.
     private var lastSaved: Checkpoint?
 
-    init(
-        database: DocumentDatabase, remoteUUID: String, docIDs: [String]?, connection: BLIPConnection, logger: Logger
-    ) async throws {
+    init(database: DocumentDatabase, checkpointID: String, connection: BLIPConnection, logger: Logger) async throws {
         self.database = database
         self.connection = connection
         self.logger = logger
-        checkpointID = Self.checkpointID(localUUID: database.uuid, remoteUUID: remoteUUID, docIDs: docIDs)
+        self.checkpointID = checkpointID
         let stored = try await database.localDocument(Self.localDocumentPrefix + checkpointID)
         localCopyRevision = stored?.revID
-        localCopy = stored.flatMap { document in
-            do {
-                return try Checkpoint(json: Array(document.body))
-            } catch {
-                logger.warning("ignoring an unreadable local checkpoint", metadata: ["error": "\(error)"])
-                return nil
-            }
-        }
+        localCopy = stored.flatMap { document in Self.decodeLocalCopy(document.body, logger: logger) }
     }
 
-    /// `cp-` + base64(SHA-256(local UUID, remote identity, doc-ID filter)). The direction is left
-    /// out, as CBL 3.2.4 does for the default collection (spec §5.1), so switching between push,
-    /// pull and both keeps one checkpoint.
-    static func checkpointID(localUUID: UUID, remoteUUID: String, docIDs: [String]?) -> String {
+    /// `cp-` + base64(SHA-256(local UUID, remote identity, doc-ID filter, channel filter)). The
+    /// direction is left out, as CBL 3.2.4 does for the default collection (spec §5.1), so switching
+    /// between push, pull and both keeps one checkpoint. `channels` enters the digest only when
+    /// set, so checkpoints saved before channel filters existed keep their IDs.
+    static func checkpointID(localUUID: UUID, remoteUUID: String, docIDs: [String]?, channels: [String]? = nil)
+        -> String
+    {
         var input = JSONObject()
         input["localUUID"] = .string(localUUID.uuidString)
         input["remoteUUID"] = .string(remoteUUID)
         input["docIDs"] = docIDs.map { .array($0.sorted().map(JSONValue.string)) } ?? .null
+        if let channels {
+            input["channels"] = .array(channels.sorted().map(JSONValue.string))
+        }
         let digest = SHA256.hash(data: JSONValue.object(input).serialized)
         return "cp-" + Data(digest).base64EncodedString()
+    }
+
+    /// The checkpoint this side saved for `checkpointID`, read without contacting the peer.
+    static func savedLocalCopy(in database: DocumentDatabase, checkpointID: String, logger: Logger) async throws
+        -> Checkpoint?
+    {
+        try await database.localDocument(localDocumentPrefix + checkpointID).flatMap { document in
+            decodeLocalCopy(document.body, logger: logger)
+        }
+    }
+
+    private static func decodeLocalCopy(_ body: Data, logger: Logger) -> Checkpoint? {
+        do {
+            return try Checkpoint(json: Array(body))
+        } catch {
+            logger.warning("ignoring an unreadable local checkpoint", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// Fetches the peer's copy and settles where each direction resumes (spec §5.4).

@@ -36,7 +36,7 @@ extension StoreError {
         case .conflict:
             .http(409, description)
         case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .invalidBlobDigest,
-            .invalidCollectionName, .blobDigestMismatch:
+            .invalidCollectionName, .blobDigestMismatch, .invalidConflictResolution:
             .http(400, description)
         case .collectionNotFound, .documentNotFound, .revisionNotFound, .blobNotFound, .databaseNotFound:
             .http(404, description)

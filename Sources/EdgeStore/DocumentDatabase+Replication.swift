@@ -9,8 +9,13 @@ extension DocumentDatabase {
     /// new branch if no ancestor is known (a conflict, unless the document is new or only has
     /// tombstones). Results are per document and in input order; a rejected revision does not
     /// affect the others.
+    ///
+    /// With a `resolver`, a revision that does not descend from the document's current revision
+    /// is resolved against it in the same transaction (see `resolveConflict`), so no conflict is
+    /// ever left open, not even by a crash in between.
     public func insertExistingRevisions(
-        _ revisions: [ExistingRevision], in collection: CollectionName = .default
+        _ revisions: [ExistingRevision], in collection: CollectionName = .default,
+        resolvingConflictsWith resolver: ConflictResolving? = nil
     ) async throws -> [ExistingRevisionResult] {
         // Validation and JSON scanning run before taking the writer lock.
         let prepared = revisions.map {
@@ -36,7 +41,7 @@ extension DocumentDatabase {
                     results.append(
                         try Self.insert(
                             revision, blobDigests: digests, collectionID: collectionID,
-                            storage: &storage))
+                            resolver: resolver, storage: &storage))
                 }
             }
             try storage.finish()
@@ -132,7 +137,7 @@ extension DocumentDatabase {
 
     private static func insert(
         _ revision: ExistingRevision, blobDigests: Set<String>, collectionID: Int64,
-        storage: inout DocumentRevisionStorage
+        resolver: ConflictResolving?, storage: inout DocumentRevisionStorage
     ) throws -> ExistingRevisionResult {
         let existing = try DocumentRevisionStorage.documentRow(
             storage.db, collectionID: collectionID, docID: revision.docID)
@@ -170,6 +175,40 @@ extension DocumentDatabase {
         let sequence = try storage.store(
             docID: revision.docID, collectionID: collectionID, existing: existing, tree: tree,
             adding: pending)
-        return .inserted(sequence: sequence)
+        guard let resolver, let existing,
+            !extendsCurrentRevision(existing, graftPoint: graftPoint, tree: tree)
+        else {
+            return .inserted(sequence: sequence)
+        }
+        let localBody =
+            try DocumentRevisionStorage.body(
+                storage.db, docRow: existing.rowID, revID: existing.winningRevID) ?? nil
+        let conflict = RevisionConflict(
+            docID: revision.docID,
+            local: ConflictingRevision(
+                revID: existing.winningRevID, deleted: existing.deleted,
+                body: localBody ?? Data("{}".utf8)),
+            remote: ConflictingRevision(
+                revID: revision.revID, deleted: revision.deleted, body: revision.body))
+        let resolved: DocumentRevisionStorage.ResolvedBody? =
+            switch resolver(conflict) {
+            case .remote: nil
+            case .local: .init(body: conflict.local.body, deleted: conflict.local.deleted)
+            case .merged(let body): .init(body: body, deleted: false)
+            }
+        let saved = try storage.resolveConflict(
+            docID: revision.docID, collectionID: collectionID, winningParent: revision.revID,
+            losingLeaf: existing.winningRevID, resolved: resolved)
+        return .resolvedConflict(sequence: saved.sequence, resolvedRevID: saved.revID)
+    }
+
+    /// Whether a revision grafted at `graftPoint` continues the document's current revision, or
+    /// starts a new history after it was deleted; anything else puts it in conflict with it.
+    private static func extendsCurrentRevision(
+        _ existing: DocumentRow, graftPoint: RevisionID?, tree: RevisionTree
+    ) -> Bool {
+        guard let graftPoint else { return existing.deleted }
+        return graftPoint == existing.winningRevID
+            || tree.ancestors(of: graftPoint).contains(existing.winningRevID)
     }
 }

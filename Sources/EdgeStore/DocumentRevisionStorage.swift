@@ -232,7 +232,7 @@ struct DocumentRevisionStorage {
         }
     }
 
-    private func deleteBlobReferences(docRow: Int64, revID: RevisionID) throws {
+    func deleteBlobReferences(docRow: Int64, revID: RevisionID) throws {
         try db.cachedStatement(sql: "DELETE FROM revision_blobs WHERE doc_row = ? AND rev_id = ?")
             .execute(arguments: [docRow, revID.description])
     }

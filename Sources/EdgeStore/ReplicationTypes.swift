@@ -29,6 +29,9 @@ public struct ExistingRevision: Sendable {
 public enum ExistingRevisionResult: Sendable, Equatable {
     /// Stored; the document's change got this sequence.
     case inserted(sequence: Int64)
+    /// Stored; it conflicted with the current revision, and the resolver's outcome was saved as
+    /// `resolvedRevID` (the pulled revision itself, or a new one on top of it) at this sequence.
+    case resolvedConflict(sequence: Int64, resolvedRevID: RevisionID)
     /// The revision was already in the tree; nothing changed.
     case alreadyPresent
     /// Rejected; other revisions of the batch are unaffected.
@@ -92,3 +95,48 @@ public enum ProposedChangeStatus: Sendable, Equatable {
         }
     }
 }
+
+/// A pulled revision that conflicts with a document's current revision, as a conflict resolver
+/// sees it.
+public struct RevisionConflict: Sendable {
+    public let docID: String
+    /// The document's current revision when the pulled one arrived.
+    public let local: ConflictingRevision
+    /// The revision pulled from the peer.
+    public let remote: ConflictingRevision
+
+    public init(docID: String, local: ConflictingRevision, remote: ConflictingRevision) {
+        self.docID = docID
+        self.local = local
+        self.remote = remote
+    }
+}
+
+/// One side of a `RevisionConflict`.
+public struct ConflictingRevision: Sendable, Equatable {
+    public let revID: RevisionID
+    public let deleted: Bool
+    /// The JSON body (`{}` for a plain tombstone).
+    public let body: Data
+
+    public init(revID: RevisionID, deleted: Bool, body: Data) {
+        self.revID = revID
+        self.deleted = deleted
+        self.body = body
+    }
+}
+
+/// A resolver's verdict. Whatever it is, the remote revision's branch stays and the local branch is
+/// removed, so that the document's history matches the peer's and the outcome can be pushed on top
+/// of the peer's revision.
+public enum ConflictResolution: Sendable, Equatable {
+    /// The remote revision becomes current as it is.
+    case remote
+    /// The local revision's body (or deletion) becomes a new revision on top of the remote one.
+    case local
+    /// This JSON object becomes a new revision on top of the remote one.
+    case merged(body: Data)
+}
+
+/// Decides a conflict inside the store's write transaction, so it must be quick and must not block.
+public typealias ConflictResolving = @Sendable (RevisionConflict) -> ConflictResolution

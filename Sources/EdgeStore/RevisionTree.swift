@@ -62,6 +62,24 @@ struct RevisionTree: Sendable {
         nodes[revID]?.hasBody = false
     }
 
+    /// Removes the leaf `leaf` and the ancestors that lead only to it, up to where its branch
+    /// forks from another leaf's history, and returns the removed revisions.
+    mutating func removeBranch(endingAt leaf: RevisionID) -> [RevisionID] {
+        var shared = Set<RevisionID>()
+        for other in leaves where other.revID != leaf {
+            shared.insert(other.revID)
+            shared.formUnion(ancestors(of: other.revID))
+        }
+        var removed: [RevisionID] = []
+        var current: RevisionID? = leaf
+        while let revID = current, !shared.contains(revID), let node = nodes[revID] {
+            removed.append(revID)
+            nodes[revID] = nil
+            current = node.parent
+        }
+        return removed
+    }
+
     /// The result of pruning: revisions removed, and surviving revisions that became roots.
     struct Pruning {
         var removed: [RevisionID] = []

@@ -14,6 +14,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case invalidJSON(reason: String)
     /// The write would create a conflicting branch, or its parent is not a current leaf.
     case conflict(docID: String, currentRevID: String?)
+    /// A conflict resolution names revisions that cannot be resolved against each other.
+    case invalidConflictResolution(docID: String, reason: String)
     /// The database does not exist.
     case databaseNotFound(String)
     /// The collection does not exist.
@@ -59,6 +61,8 @@ extension StoreError: CustomStringConvertible {
             return "invalid document body: \(reason)"
         case .conflict(let docID, let currentRevID):
             return "conflict on document '\(docID)' (current revision: \(currentRevID ?? "none"))"
+        case .invalidConflictResolution(let docID, let reason):
+            return "cannot resolve the conflict of document '\(docID)': \(reason)"
         case .databaseNotFound(let name):
             return "database '\(name)' does not exist"
         case .collectionNotFound(let name):

@@ -22,16 +22,23 @@ struct LocalDatabase {
     @discardableResult
     func replicate(
         with gateway: TestGateway, _ direction: ActiveReplicator.Direction, host: String = "127.0.0.1",
-        remoteUUID: String = "upstream-1"
+        remoteUUID: String = "upstream-1", adjusting adjust: (inout ActiveReplicator.Configuration) -> Void = { _ in }
     ) async throws -> ActiveReplicator.Status {
-        let replicator = ActiveReplicator(
-            database: database,
-            configuration: .init(
-                remoteURL: "ws://\(host):\(gateway.port)/\(TestGateway.databaseName)", remoteUUID: remoteUUID,
-                direction: direction),
-            logger: testLogger)
+        let replicator = makeReplicator(with: gateway, direction, host: host, remoteUUID: remoteUUID, adjusting: adjust)
         try await replicator.run()
         return await replicator.status()
+    }
+
+    /// A replicator for the gateway's database, not started.
+    func makeReplicator(
+        with gateway: TestGateway, _ direction: ActiveReplicator.Direction, host: String = "127.0.0.1",
+        remoteUUID: String = "upstream-1", adjusting adjust: (inout ActiveReplicator.Configuration) -> Void = { _ in }
+    ) -> ActiveReplicator {
+        var configuration = ActiveReplicator.Configuration(
+            remoteURL: "ws://\(host):\(gateway.port)/\(TestGateway.databaseName)", remoteUUID: remoteUUID,
+            direction: direction)
+        adjust(&configuration)
+        return ActiveReplicator(database: database, configuration: configuration, logger: testLogger)
     }
 }
 
@@ -166,20 +173,22 @@ struct ActiveReplicatorTests {
         }
     }
 
-    @Test("concurrent edits on both sides: the push is refused as a conflict, the pull stores a branch")
+    @Test("concurrent edits on both sides: the push is refused as a conflict, the pull resolves it locally")
     func conflictingEdits() async throws {
         try await TestGateway.run { gateway in
             let remote = try await gateway.database
             try await LocalDatabase.run { local in
                 let base = try await local.database.save("doc", body: Data(#"{"v":0}"#.utf8), parentRevID: nil)
                 try await local.replicate(with: gateway, .push)
-                let mine = try await local.database.save("doc", body: Data(#"{"side":"local"}"#.utf8), parentRevID: base.revID)
+                try await local.database.save("doc", body: Data(#"{"side":"local"}"#.utf8), parentRevID: base.revID)
                 let theirs = try await remote.save("doc", body: Data(#"{"side":"remote"}"#.utf8), parentRevID: base.revID)
                 try await local.replicate(with: gateway, .pushAndPull)
 
-                let localLeaves = Set(try await local.database.leafRevisions("doc").map(\.revID))
-                #expect(localLeaves == [mine.revID, theirs.revID])
-                #expect(try await remote.leafRevisions("doc").map(\.revID) == [theirs.revID])
+                let localLeaves = try await local.database.leafRevisions("doc")
+                #expect(localLeaves.count == 1, "the conflict is resolved, not left as a branch")
+                let resolved = try #require(localLeaves.first)
+                #expect(try await local.database.revisionHistory("doc", revID: resolved.revID).contains(theirs.revID))
+                #expect(try await remote.leafRevisions("doc").count == 1, "the upstream never sees a branch")
             }
         }
     }
@@ -327,7 +336,7 @@ struct CheckpointReconciliationTests {
         #expect(Checkpointer.reconciled(local: mine, peer: mine).remote == "5:12")
     }
 
-    @Test("checkpoint IDs depend on the local database, the upstream identity and the doc-ID filter")
+    @Test("checkpoint IDs depend on the local database, the upstream identity and both filters")
     func checkpointIDs() {
         let database = UUID()
         let plain = Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil)
@@ -336,5 +345,21 @@ struct CheckpointReconciliationTests {
         #expect(plain != Checkpointer.checkpointID(localUUID: database, remoteUUID: "b", docIDs: nil))
         #expect(plain != Checkpointer.checkpointID(localUUID: UUID(), remoteUUID: "a", docIDs: nil))
         #expect(plain != Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: ["x"]))
+        let channels = Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["c"])
+        #expect(channels != plain)
+        #expect(channels != Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["d"]))
+        #expect(channels == Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["c"]))
+    }
+
+    /// SHA-256 of `{"localUUID":"3F2504E0-4F89-11D3-9A0C-0305E82C3301","remoteUUID":"upstream-1","docIDs":null}`,
+    /// the input before channel filters existed.
+    static let legacyDigest = "QXK1dxKJHEy0x5YwqgbQWmJH3BeJnRMiMqqEqFjLJfs="
+
+    @Test("checkpoint IDs without a channel filter are the ones saved before channel filters existed")
+    func checkpointIDsStable() {
+        let database = UUID(uuidString: "3F2504E0-4F89-11D3-9A0C-0305E82C3301")!
+        #expect(
+            Checkpointer.checkpointID(localUUID: database, remoteUUID: "upstream-1", docIDs: nil)
+                == "cp-\(Self.legacyDigest)")
     }
 }

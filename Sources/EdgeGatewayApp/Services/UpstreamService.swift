@@ -42,7 +42,10 @@ final class UpstreamService: Service, HealthReporting {
                 continuous: settings.continuous,
                 authentication: Self.authentication(settings),
                 tls: try Self.clientTLSConfiguration(settings, dataDirectory: dataDirectory),
-                heartbeat: settings.heartbeat
+                heartbeat: settings.heartbeat,
+                conflictResolver: ActiveReplicator.ConflictResolver(settings.conflictResolver),
+                documentIDs: settings.documentIDs,
+                channels: settings.channels
             ),
             logger: logger
         )
@@ -181,6 +184,17 @@ extension ActiveReplicator.Direction {
         case .push: self = .push
         case .pull: self = .pull
         case .pushAndPull: self = .pushAndPull
+        }
+    }
+}
+
+extension ActiveReplicator.ConflictResolver {
+    init(_ resolver: EdgeConfig.ConflictResolver) {
+        switch resolver {
+        case .default: self = .default
+        case .localWins: self = .localWins
+        case .remoteWins: self = .remoteWins
+        case .merge: self = .merge
         }
     }
 }

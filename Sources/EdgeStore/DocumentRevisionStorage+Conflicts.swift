@@ -1,0 +1,66 @@
+import Foundation
+import GRDB
+
+extension DocumentRevisionStorage {
+    /// The body of the revision a resolution adds on top of the winning parent.
+    struct ResolvedBody {
+        var body: Data
+        var deleted: Bool
+    }
+
+    /// Resolves two conflicting leaves the way LiteCore's `resolveConflict` does with its default
+    /// `pruneLosingBranch`: the losing leaf's branch is removed up to where it forks, and a resolved
+    /// body, if any, becomes a child of the winning leaf. Returns the resolved revision (the winning
+    /// leaf itself without a body) and the document's new sequence.
+    ///
+    /// LiteCore can instead close the losing branch with a tombstone, but it marks that tombstone
+    /// "closed" so it never competes for current revision. This store has no such mark: a tombstone
+    /// on the losing branch could outrank a deleted winner and be pushed as a conflict, so the
+    /// branch is removed.
+    mutating func resolveConflict(
+        docID: String, collectionID: Int64, winningParent: RevisionID, losingLeaf: RevisionID,
+        resolved: ResolvedBody?
+    ) throws -> SavedRevision {
+        guard let existing = try Self.documentRow(db, collectionID: collectionID, docID: docID) else {
+            throw StoreError.documentNotFound(docID: docID)
+        }
+        var tree = try Self.tree(db, docRow: existing.rowID)
+        for revID in [winningParent, losingLeaf] where !tree.contains(revID) {
+            throw StoreError.revisionNotFound(docID: docID, revID: revID.description)
+        }
+        guard winningParent != losingLeaf else {
+            throw StoreError.invalidConflictResolution(
+                docID: docID, reason: "the winning and the losing revision are both \(winningParent)")
+        }
+        for revID in [winningParent, losingLeaf] where !tree.isLeaf(revID) {
+            throw StoreError.invalidConflictResolution(
+                docID: docID, reason: "revision \(revID) is not a leaf, so it is not in conflict")
+        }
+
+        var adding: [PendingRevision] = []
+        var resolvedRevID = winningParent
+        if let resolved {
+            guard winningParent.generation < UInt32.max else {
+                throw StoreError.invalidRevisionHistory(docID: docID, reason: "generation limit reached")
+            }
+            let canonicalBody = try CanonicalJSON.encode(resolved.body)
+            let blobDigests = try JSONBodyScanner.blobDigests(in: resolved.body)
+            resolvedRevID = RevisionID.minted(
+                parent: winningParent, deleted: resolved.deleted, canonicalBody: canonicalBody)
+            let node = RevisionNode(
+                revID: resolvedRevID, parent: winningParent, deleted: resolved.deleted, hasBody: true,
+                storedAt: now)
+            adding.append(PendingRevision(node: node, body: resolved.body, blobDigests: blobDigests))
+        }
+
+        let deleteRevision = try db.cachedStatement(
+            sql: "DELETE FROM revisions WHERE doc_row = ? AND rev_id = ?")
+        for revID in tree.removeBranch(endingAt: losingLeaf) {
+            try deleteRevision.execute(arguments: [existing.rowID, revID.description])
+            try deleteBlobReferences(docRow: existing.rowID, revID: revID)
+        }
+        let sequence = try store(
+            docID: docID, collectionID: collectionID, existing: existing, tree: tree, adding: adding)
+        return SavedRevision(revID: resolvedRevID, sequence: sequence)
+    }
+}

@@ -13,6 +13,9 @@ let package = Package(
         .library(name: "EdgeConfig", targets: ["EdgeConfig"]),
         .library(name: "ReplicationProtocol", targets: ["ReplicationProtocol"]),
         .library(name: "EdgeIdentity", targets: ["EdgeIdentity"]),
+        .library(name: "EdgeReplication", targets: ["EdgeReplication"]),
+        .library(name: "SyncListener", targets: ["SyncListener"]),
+        .library(name: "UpstreamDialer", targets: ["UpstreamDialer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),

@@ -44,5 +44,33 @@ let package = Package(
             path: "BLIPBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "ReplicationBenchmarks",
+            dependencies: [
+                .product(name: "EdgeReplication", package: rootPackage),
+                .product(name: "EdgeStore", package: rootPackage),
+                .product(name: "EdgeConfig", package: rootPackage),
+                .product(name: "SyncListener", package: rootPackage),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "ReplicationBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Not a harness benchmark: it measures another process's resident memory. Run it directly.
+        .executableTarget(
+            name: "ListenerMemory",
+            dependencies: [
+                .product(name: "BLIPCodec", package: rootPackage),
+                .product(name: "BLIPConnection", package: rootPackage),
+                .product(name: "EdgeConfig", package: rootPackage),
+                .product(name: "EdgeStore", package: rootPackage),
+                .product(name: "ReplicationProtocol", package: rootPackage),
+                .product(name: "SyncListener", package: rootPackage),
+                .product(name: "UpstreamDialer", package: rootPackage),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "ListenerMemory"
+        ),
     ]
 )

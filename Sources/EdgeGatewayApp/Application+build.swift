@@ -41,6 +41,7 @@ public func buildApplication(
     HealthController(monitor: monitor).addRoutes(to: router)
     let pairing = PairingService(listeners: listeners, nodeName: configuration.node.name, logger: logger)
     PairingController(pairing: pairing).addRoutes(to: router)
+    StatusController(listeners: listeners, upstreams: upstreams).addRoutes(to: router)
 
     var application = Application(
         router: router,

@@ -73,6 +73,8 @@ public actor ActiveReplicator {
         public var documentIDs: [String]
         /// Pull only these Sync Gateway channels; empty means all the upstream lets this user see.
         public var channels: [String]
+        /// The collections replicated, each with its own checkpoint; only the default one in legacy mode.
+        public var collections: [EdgeStore.CollectionName]
 
         public init(
             remoteURL: String,
@@ -87,7 +89,8 @@ public actor ActiveReplicator {
             checkpointInterval: Duration = .seconds(5),
             conflictResolver: ConflictResolver = .default,
             documentIDs: [String] = [],
-            channels: [String] = []
+            channels: [String] = [],
+            collections: [EdgeStore.CollectionName] = [.default]
         ) {
             self.remoteURL = remoteURL
             self.fallbackURLs = fallbackURLs
@@ -102,6 +105,7 @@ public actor ActiveReplicator {
             self.conflictResolver = conflictResolver
             self.documentIDs = documentIDs
             self.channels = channels
+            self.collections = collections.isEmpty ? [.default] : collections
         }
 
         /// The document-ID filter, `nil` when every document replicates.
@@ -136,7 +140,14 @@ public actor ActiveReplicator {
     let configuration: Configuration
     let logger: Logger
     var currentStatus = Status()
-    var activeSession: ActiveReplicatorSession?
+    var activeSessions: [ActiveReplicatorSession] = []
+    /// Whether each running session (by collection) is idle; the replicator is idle when all are.
+    var sessionActivity: [String: Bool] = [:]
+
+    /// The default collection's session, or the first one: what push-only questions are answered from.
+    var activeSession: ActiveReplicatorSession? {
+        activeSessions.first { $0.collection == .default } ?? activeSessions.first
+    }
     var stopRequested = false
     /// Why the current connection closed while a replication was still using it.
     var lostConnection: (any Error)?
@@ -168,7 +179,7 @@ public actor ActiveReplicator {
 
     private func requestStop() async {
         stopRequested = true
-        await activeSession?.stopContinuous()
+        for session in activeSessions { await session.stopContinuous() }
     }
 
     private func connectAndReplicate() async throws {
@@ -246,9 +257,9 @@ public actor ActiveReplicator {
     /// The socket closed: if replication is still running, the upstream went away (or stopped answering pings);
     /// a continuous replication is told to stop, so that the run ends with an error and is retried.
     private func connectionEnded(_ ending: any Error) async {
-        guard let session = activeSession else { return }
+        guard !activeSessions.isEmpty else { return }
         lostConnection = ending
-        await session.stopContinuous()
+        for session in activeSessions { await session.stopContinuous() }
     }
 
     /// The WebSocket URL of the upstream database (spec §1.1).
@@ -278,38 +289,39 @@ public actor ActiveReplicator {
     /// One replication over an open connection: checkpoints, then push and pull side by side, then
     /// the final checkpoint save.
     private func replicate(over connection: BLIPConnection) async throws {
-        let checkpointer = try await Checkpointer(
-            database: database, checkpointID: checkpointID, connection: connection, logger: logger)
-        let session = ActiveReplicatorSession(
-            replicator: self, connection: connection, database: database, checkpointer: checkpointer,
-            configuration: configuration, logger: logger)
-        await session.registerHandlers()
-        activeSession = session
-        defer { activeSession = nil }
+        let sessions = try await openSessions(over: connection)
+        activeSessions = sessions
+        sessionActivity = [:]
+        await dispatchRequests(of: connection, to: sessions)
+        defer { activeSessions = [] }
         if stopRequested {
-            await session.stopContinuous()
+            for session in sessions { await session.stopContinuous() }
         }
         currentStatus.activity = .busy
-        try await checkpointer.reconcileWithPeer()
         let direction = configuration.direction
+        let checkpointers = sessions.map(\.checkpointer)
         let periodicSaves = Task { [logger, interval = configuration.checkpointInterval] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard !Task.isCancelled else { return }
-                do {
-                    try await checkpointer.save()
-                } catch {
-                    logger.warning("saving the checkpoint failed; retrying later", metadata: ["error": "\(error)"])
+                for checkpointer in checkpointers {
+                    do {
+                        try await checkpointer.save()
+                    } catch {
+                        logger.warning("saving the checkpoint failed; retrying later", metadata: ["error": "\(error)"])
+                    }
                 }
             }
         }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                if direction.pushes {
-                    group.addTask { try await session.push() }
-                }
-                if direction.pulls {
-                    group.addTask { try await session.pull() }
+                for session in sessions {
+                    if direction.pushes {
+                        group.addTask { try await session.push() }
+                    }
+                    if direction.pulls {
+                        group.addTask { try await session.pull() }
+                    }
                 }
                 try await group.waitForAll()
             }
@@ -320,8 +332,101 @@ public actor ActiveReplicator {
         // One save at a time: the final one must not race a periodic one for the peer's revision.
         periodicSaves.cancel()
         await periodicSaves.value
-        try await checkpointer.save()
-        await session.unregisterHandlers()
+        for checkpointer in checkpointers {
+            try await checkpointer.save()
+        }
+        for profile in ActiveReplicatorSession.handledProfiles {
+            await connection.removeHandler(for: profile.rawValue)
+        }
+    }
+
+    /// One session per replicated collection, each with its checkpoint settled with the peer's (spec §5.4).
+    ///
+    /// Only the default collection: legacy mode, `getCheckpoint` and no `collection` property, which every
+    /// upstream understands. Otherwise collection-aware mode (spec §3.1): `getCollections` comes first and
+    /// returns the peer's checkpoints, and every message of collection *i* carries `collection: i`.
+    private func openSessions(over connection: BLIPConnection) async throws -> [ActiveReplicatorSession] {
+        let collections = configuration.collections
+        if collections == [.default] {
+            let checkpointer = try await Checkpointer(
+                database: database, checkpointID: checkpointID, connection: connection, logger: logger)
+            try await checkpointer.reconcileWithPeer()
+            return [
+                ActiveReplicatorSession(
+                    replicator: self, connection: connection, database: database, checkpointer: checkpointer,
+                    configuration: configuration, logger: logger)
+            ]
+        }
+        var checkpointers: [Checkpointer] = []
+        for (index, collection) in collections.enumerated() {
+            checkpointers.append(
+                try await Checkpointer(
+                    database: database, checkpointID: checkpointID(for: collection), collectionIndex: index,
+                    connection: connection, logger: logger))
+        }
+        let request = GetCollectionsRequest(
+            checkpointIDs: checkpointers.map(\.checkpointID),
+            collections: try collections.map { try ReplicationProtocol.CollectionName(parsing: $0.description) })
+        let reply: BLIPMessage
+        do {
+            reply = try await connection.sendRequest(.request(request))
+        } catch let error as BLIPErrorReply {
+            throw ActiveReplicatorError.peerRefused(
+                request: "getCollections", domain: error.domain, code: error.code, message: error.message)
+        }
+        let entries = try reply.decodeReply(GetCollectionsReply.self, to: "getCollections").entries
+        guard entries.count == collections.count else {
+            throw ActiveReplicatorError.invalidReply(
+                request: "getCollections", reason: "\(entries.count) entries for \(collections.count) collections")
+        }
+        var sessions: [ActiveReplicatorSession] = []
+        for (index, entry) in entries.enumerated() {
+            if case .missing = entry {
+                throw ActiveReplicatorError.collectionNotFound(collections[index].description)
+            }
+            await checkpointers[index].reconcile(withPeerEntry: entry)
+            sessions.append(
+                ActiveReplicatorSession(
+                    replicator: self, connection: connection, database: database, collection: collections[index],
+                    collectionIndex: index, checkpointer: checkpointers[index], configuration: configuration,
+                    logger: logger))
+        }
+        return sessions
+    }
+
+    /// Routes the upstream's requests to the session of the collection they name. Every session hears of every
+    /// request number, because a pull knows it has caught up only once all requests before the caught-up
+    /// marker have arrived, whichever collection they were for.
+    private func dispatchRequests(of connection: BLIPConnection, to sessions: [ActiveReplicatorSession]) async {
+        for profile in ActiveReplicatorSession.handledProfiles {
+            await connection.setHandler(for: profile.rawValue) { request in
+                let index = request.properties["collection"].flatMap { Int($0) }
+                let target: ActiveReplicatorSession
+                if sessions.count == 1 && sessions[0].collectionIndex == nil {
+                    guard index == nil else {
+                        throw ErrorReply.http(400, "collection property without getCollections").blipError
+                    }
+                    target = sessions[0]
+                } else {
+                    guard let index, sessions.indices.contains(index) else {
+                        throw ErrorReply.http(400, "the collection property is missing or out of range").blipError
+                    }
+                    target = sessions[index]
+                }
+                for session in sessions where session !== target {
+                    await session.noteRequest(request.number)
+                }
+                return try await target.handle(profile, request)
+            }
+        }
+    }
+
+    /// The checkpoint ID of a named collection; the default collection keeps the ID it always had.
+    func checkpointID(for collection: EdgeStore.CollectionName) -> String {
+        guard collection != .default else { return checkpointID }
+        return Checkpointer.checkpointID(
+            localUUID: database.uuid, remoteUUID: configuration.remoteUUID, docIDs: configuration.documentIDFilter,
+            channels: configuration.channelFilter, collection: collection.description)
     }
 
     /// This pairing's checkpoint ID: the filters are part of it, so changing them starts over.
@@ -344,6 +449,12 @@ public actor ActiveReplicator {
         currentStatus.lastError = message
     }
 
+    func recordIdleness(_ isIdle: Bool, of collection: EdgeStore.CollectionName) {
+        sessionActivity[collection.description] = isIdle
+        let allIdle = activeSessions.allSatisfy { sessionActivity[$0.collection.description] == true }
+        recordActivity(allIdle ? .idle : .busy)
+    }
+
     func recordActivity(_ activity: Activity) {
         currentStatus.activity = activity
         // Caught up with the upstream is a successful sync, even when there was nothing to move.
@@ -363,6 +474,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
     case storeFailed(docID: String, reason: String)
     /// The connection closed in the middle of replicating: the upstream went away, or missed its heartbeats.
     case connectionLost(reason: String)
+    /// The upstream does not serve a collection this replicator is configured for (`getCollections` → null).
+    case collectionNotFound(String)
     /// A push-only question was asked of a pull-only replicator.
     case notPushing(operation: String)
 
@@ -378,6 +491,8 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
             "storing the pulled document '\(docID)' failed: \(reason)"
         case .connectionLost(let reason):
             "the connection to the upstream was lost: \(reason)"
+        case .collectionNotFound(let collection):
+            "collection '\(collection)' is not found on the upstream"
         case .notPushing(let operation):
             "\(operation) needs a replicator that pushes, but this one only pulls"
         }

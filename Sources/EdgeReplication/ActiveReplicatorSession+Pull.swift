@@ -14,9 +14,10 @@ extension ActiveReplicatorSession {
     func pull() async throws {
         let since = await checkpointer.current.remote
         // Like CBL: a first pull into an empty database need not fetch tombstones.
-        let localIsEmpty = try await database.changes(since: 0, limit: 1).isEmpty
+        let localIsEmpty = try await database.changes(in: collection, since: 0, limit: 1).isEmpty
         let activeOnly = since == nil && localIsEmpty
-        let request = Self.subscription(configuration: configuration, since: since, activeOnly: activeOnly)
+        var request = Self.subscription(configuration: configuration, since: since, activeOnly: activeOnly)
+        request.collection = collectionIndex
         _ = try await send(request, expecting: EmptyReply.self)
         while !isStopping {
             if isPullCaughtUp && pulledRows.isEmpty {
@@ -69,9 +70,6 @@ extension ActiveReplicatorSession {
     func receiveChanges(_ request: BLIPMessage) async throws -> BLIPMessage {
         noteRequest(request.number)
         let decoded = try request.decode(ChangesRequest.self)
-        guard decoded.collection == nil else {
-            throw ErrorReply.http(404, "only the default collection is replicated").blipError
-        }
         if decoded.isCaughtUp {
             caughtUpMarker = request.number
             wakePullWaiters()
@@ -99,7 +97,7 @@ extension ActiveReplicatorSession {
             queries.append(RevisionQuery(docID: row.docID, revIDs: [revision]))
             queryRows.append(index)
         }
-        let diffs = try await storeCall { try await database.revisionDiffs(queries) }
+        let diffs = try await storeCall { try await database.revisionDiffs(queries, in: collection) }
         var wanted = 0
         for (index, diff) in zip(queryRows, diffs) {
             guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
@@ -190,7 +188,8 @@ extension ActiveReplicatorSession {
         }
         let resolver = configuration.conflictResolver
         let results = try await storeCall {
-            try await database.insertExistingRevisions([revision], resolvingConflictsWith: { resolver.resolve($0) })
+            try await database.insertExistingRevisions(
+                [revision], in: collection, resolvingConflictsWith: { resolver.resolve($0) })
         }
         switch results.first {
         case .failed(let error)?:
@@ -220,7 +219,8 @@ extension ActiveReplicatorSession {
         for reference in references where fetched.insert(reference.digest).inserted {
             let digest = try await storeCall { try EdgeStore.BlobDigest(reference.digest) }
             if database.blobs.contains(digest) { continue }
-            let request = GetAttachmentRequest(digest: reference.digest, docID: docID, compress: reference.prefersCompression)
+            let request = GetAttachmentRequest(
+                digest: reference.digest, docID: docID, compress: reference.prefersCompression, collection: collectionIndex)
             let reply: BLIPMessage
             do {
                 reply = try await connection.sendRequest(.request(request))

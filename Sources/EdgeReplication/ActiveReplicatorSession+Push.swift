@@ -16,14 +16,16 @@ extension ActiveReplicatorSession {
         var since = Int64(clamping: await checkpointer.current.local)
         let options = configuration.pushedChanges
         while !isStopping {
-            let batch = try await database.changes(since: since, limit: configuration.batchSize, options: options)
+            let batch = try await database.changes(
+                in: collection, since: since, limit: configuration.batchSize, options: options)
             guard let last = batch.last else { break }
             try await pushBatch(batch)
             since = last.sequence
         }
         await setIdle(push: true)
         guard configuration.continuous, !isStopping else { return }
-        let feed = database.changeFeed(since: since, batchSize: configuration.batchSize, options: options)
+        let feed = database.changeFeed(
+            in: collection, since: since, batchSize: configuration.batchSize, options: options)
         let loop = Task {
             for try await batch in feed {
                 try await self.pushBatch(batch)
@@ -92,7 +94,7 @@ extension ActiveReplicatorSession {
                 docID: proposal.change.docID, revisionID: try WireRevisionID(proposal.change.revID),
                 remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
         }
-        let reply = try await send(ProposeChangesRequest(rows: rows), expecting: ProposeChangesReply.self, isUrgent: true)
+        let reply = try await send(ProposeChangesRequest(rows: rows, collection: collectionIndex), expecting: ProposeChangesReply.self, isUrgent: true)
         maxHistory = reply.capabilities.maxHistory ?? maxHistory
         var accepted: [Proposal] = []
         var conflicts: [(Proposal, WireRevisionID?)] = []
@@ -132,7 +134,7 @@ extension ActiveReplicatorSession {
     ) async throws -> [RevisionID]? {
         do {
             return try await database.revisionHistory(
-                change.docID, revID: change.revID, stoppingAt: known, maxCount: maxCount)
+                change.docID, revID: change.revID, in: collection, stoppingAt: known, maxCount: maxCount)
         } catch StoreError.revisionNotFound, StoreError.documentNotFound {
             return nil
         }
@@ -141,7 +143,7 @@ extension ActiveReplicatorSession {
     /// Sends one revision with its history down to the revision the upstream is believed to have.
     private func sendRevision(_ proposal: Proposal) async throws {
         let change = proposal.change
-        guard let stored = try await database.revision(change.docID, revID: change.revID),
+        guard let stored = try await database.revision(change.docID, revID: change.revID, in: collection),
             let body = stored.body
         else {
             // Superseded or compacted since the batch was read; its successor has a later sequence.
@@ -157,7 +159,7 @@ extension ActiveReplicatorSession {
             docID: change.docID, revisionID: try WireRevisionID(change.revID),
             history: RevisionHistory(try ancestry.map { try WireRevisionID($0) }),
             sequence: .number(JSONNumber(change.sequence)), deleted: stored.deleted, noConflicts: true,
-            body: Array(body))
+            collection: collectionIndex, body: Array(body))
         do {
             _ = try await connection.sendRequest(.request(request))
             await replicator.recordCompleted(1)

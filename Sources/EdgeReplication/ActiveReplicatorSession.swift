@@ -26,6 +26,10 @@ actor ActiveReplicatorSession {
     let replicator: ActiveReplicator
     let connection: BLIPConnection
     let database: DocumentDatabase
+    /// The local collection this session replicates.
+    let collection: EdgeStore.CollectionName
+    /// Its `collection` number on this connection; `nil` in legacy mode, where no message carries one.
+    let collectionIndex: Int?
     let checkpointer: Checkpointer
     let configuration: ActiveReplicator.Configuration
     let logger: Logger
@@ -51,11 +55,14 @@ actor ActiveReplicatorSession {
 
     init(
         replicator: ActiveReplicator, connection: BLIPConnection, database: DocumentDatabase,
+        collection: EdgeStore.CollectionName = .default, collectionIndex: Int? = nil,
         checkpointer: Checkpointer, configuration: ActiveReplicator.Configuration, logger: Logger
     ) {
         self.replicator = replicator
         self.connection = connection
         self.database = database
+        self.collection = collection
+        self.collectionIndex = collectionIndex
         self.checkpointer = checkpointer
         self.configuration = configuration
         self.logger = logger
@@ -63,26 +70,13 @@ actor ActiveReplicatorSession {
         pullIsIdle = !configuration.direction.pulls
     }
 
-    func registerHandlers() async {
-        await register(.changes) { session, request in try await session.receiveChanges(request) }
-        await register(.rev) { session, request in try await session.receiveRevision(request) }
-        await register(.norev) { session, request in try await session.receiveNoRevision(request) }
-        await register(.getAttachment) { session, request in try await session.serveAttachment(request) }
-    }
-
-    /// Drops the handlers, which hold this session.
-    func unregisterHandlers() async {
-        for profile in Self.handledProfiles {
-            await connection.removeHandler(for: profile.rawValue)
-        }
-    }
-
-    private func register(
-        _ profile: Profile,
-        _ handler: @escaping @Sendable (ActiveReplicatorSession, BLIPMessage) async throws -> BLIPMessage
-    ) async {
-        await connection.setHandler(for: profile.rawValue) { [self] request in
-            try await handler(self, request)
+    /// Answers one of the upstream's requests addressed to this session's collection.
+    func handle(_ profile: Profile, _ request: BLIPMessage) async throws -> BLIPMessage {
+        switch profile {
+        case .changes: try await receiveChanges(request)
+        case .rev: try await receiveRevision(request)
+        case .norev: try await receiveNoRevision(request)
+        default: try await serveAttachment(request)
         }
     }
 
@@ -98,16 +92,13 @@ actor ActiveReplicatorSession {
     func setIdle(push: Bool? = nil, pull: Bool? = nil) async {
         pushIsIdle = push ?? pushIsIdle
         pullIsIdle = pull ?? pullIsIdle
-        await replicator.recordActivity(pushIsIdle && pullIsIdle ? .idle : .busy)
+        await replicator.recordIdleness(pushIsIdle && pullIsIdle, of: collection)
     }
 
     /// `getAttachment` from the upstream while it stores a pushed revision (spec §3.9).
     private func serveAttachment(_ request: BLIPMessage) async throws -> BLIPMessage {
         noteRequest(request.number)
         let decoded = try request.decode(GetAttachmentRequest.self)
-        guard decoded.collection == nil else {
-            throw ErrorReply.http(404, "only the default collection is replicated").blipError
-        }
         do {
             let content = try database.blobs.read(try EdgeStore.BlobDigest(decoded.digest))
             return request.reply(body: Array(content), isCompressed: decoded.compress)

@@ -15,6 +15,8 @@ actor Checkpointer {
     static let maxSaveAttempts = 5
 
     let checkpointID: String
+    /// The collection's number on a collection-aware connection; `nil` in legacy mode.
+    let collectionIndex: Int?
     private let database: DocumentDatabase
     private let connection: BLIPConnection
     private let logger: Logger
@@ -26,7 +28,11 @@ actor Checkpointer {
     /// What both sides hold now, so an unchanged checkpoint is not written again.
     private var lastSaved: Checkpoint?
 
-    init(database: DocumentDatabase, checkpointID: String, connection: BLIPConnection, logger: Logger) async throws {
+    init(
+        database: DocumentDatabase, checkpointID: String, collectionIndex: Int? = nil, connection: BLIPConnection,
+        logger: Logger
+    ) async throws {
+        self.collectionIndex = collectionIndex
         self.database = database
         self.connection = connection
         self.logger = logger
@@ -40,10 +46,14 @@ actor Checkpointer {
     /// direction is left out, as CBL 3.2.4 does for the default collection (spec §5.1), so switching
     /// between push, pull and both keeps one checkpoint. `channels` enters the digest only when
     /// set, so checkpoints saved before channel filters existed keep their IDs.
-    static func checkpointID(localUUID: UUID, remoteUUID: String, docIDs: [String]?, channels: [String]? = nil)
-        -> String
-    {
+    /// A named collection enters the digest too (the default one does not, so its IDs stay as they were).
+    static func checkpointID(
+        localUUID: UUID, remoteUUID: String, docIDs: [String]?, channels: [String]? = nil, collection: String? = nil
+    ) -> String {
         var input = JSONObject()
+        if let collection {
+            input["collection"] = .string(collection)
+        }
         input["localUUID"] = .string(localUUID.uuidString)
         input["remoteUUID"] = .string(remoteUUID)
         input["docIDs"] = docIDs.map { .array($0.sorted().map(JSONValue.string)) } ?? .null
@@ -74,7 +84,27 @@ actor Checkpointer {
 
     /// Fetches the peer's copy and settles where each direction resumes (spec §5.4).
     func reconcileWithPeer() async throws {
-        let peerCopy = try await fetchPeerCopy()
+        settle(withPeerCopy: try await fetchPeerCopy())
+    }
+
+    /// Settles with the peer's copy as `getCollections` returned it (spec §3.1).
+    func reconcile(withPeerEntry entry: GetCollectionsReply.Entry) {
+        switch entry {
+        case .checkpoint(let revision, let body):
+            peerRevision = revision
+            do {
+                settle(withPeerCopy: try Checkpoint(json: JSONValue.object(body).serialized))
+            } catch {
+                logger.warning("ignoring the peer's unreadable checkpoint", metadata: ["error": "\(error)"])
+                settle(withPeerCopy: nil)
+            }
+        case .noCheckpoint, .missing:
+            peerRevision = nil
+            settle(withPeerCopy: nil)
+        }
+    }
+
+    private func settle(withPeerCopy peerCopy: Checkpoint?) {
         current = Self.reconciled(local: localCopy, peer: peerCopy)
         func withoutTime(_ checkpoint: Checkpoint?) -> Checkpoint? {
             var checkpoint = checkpoint
@@ -121,7 +151,8 @@ actor Checkpointer {
         checkpoint.time = Int(Date().timeIntervalSince1970)
         let body = checkpoint.json
         for attempt in 1...Self.maxSaveAttempts {
-            let request = SetCheckpointRequest(client: checkpointID, revision: peerRevision, body: body)
+            let request = SetCheckpointRequest(
+                client: checkpointID, revision: peerRevision, body: body, collection: collectionIndex)
             do {
                 let reply = try await connection.sendRequest(.request(request))
                 let decoded = try reply.decodeReply(SetCheckpointReply.self, to: "setCheckpoint")
@@ -154,7 +185,7 @@ actor Checkpointer {
     /// The peer's copy and its revision; `nil` (and no revision) when it has none.
     private func fetchPeerCopy() async throws -> Checkpoint? {
         do {
-            let reply = try await connection.sendRequest(.request(GetCheckpointRequest(client: checkpointID)))
+            let reply = try await connection.sendRequest(.request(GetCheckpointRequest(client: checkpointID, collection: collectionIndex)))
             let decoded = try reply.decodeReply(GetCheckpointReply.self, to: "getCheckpoint")
             peerRevision = decoded.revision
             do {

@@ -45,7 +45,8 @@ final class UpstreamService: Service, HealthReporting {
                 heartbeat: settings.heartbeat,
                 conflictResolver: ActiveReplicator.ConflictResolver(settings.conflictResolver),
                 documentIDs: settings.documentIDs,
-                channels: settings.channels
+                channels: settings.channels,
+                collections: try settings.collections.map { try CollectionName(parsing: $0) }
             ),
             logger: logger
         )

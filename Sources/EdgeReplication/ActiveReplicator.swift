@@ -329,7 +329,6 @@ public actor ActiveReplicator {
             periodicSaves.cancel()
             throw error
         }
-        // One save at a time: the final one must not race a periodic one for the peer's revision.
         periodicSaves.cancel()
         await periodicSaves.value
         for checkpointer in checkpointers {
@@ -453,6 +452,19 @@ public actor ActiveReplicator {
         sessionActivity[collection.description] = isIdle
         let allIdle = activeSessions.allSatisfy { sessionActivity[$0.collection.description] == true }
         recordActivity(allIdle ? .idle : .busy)
+        // Caught up: save now rather than at the next interval, as LiteCore does (spec §5.4).
+        if allIdle && configuration.continuous {
+            let checkpointers = activeSessions.map(\.checkpointer)
+            Task { [logger] in
+                for checkpointer in checkpointers {
+                    do {
+                        try await checkpointer.save()
+                    } catch {
+                        logger.debug("saving the checkpoint when idle failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        }
     }
 
     func recordActivity(_ activity: Activity) {

@@ -27,6 +27,8 @@ actor Checkpointer {
     private(set) var current = Checkpoint()
     /// What both sides hold now, so an unchanged checkpoint is not written again.
     private var lastSaved: Checkpoint?
+    private var isSaving = false
+    private var saveWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(
         database: DocumentDatabase, checkpointID: String, collectionIndex: Int? = nil, connection: BLIPConnection,
@@ -143,8 +145,23 @@ actor Checkpointer {
         current.remote = sequence
     }
 
-    /// Saves on the peer (retrying after `409` with the peer's newer revision), then locally.
+    /// Saves on the peer (retrying after `409` with the peer's newer revision), then locally. Saves run one at a
+    /// time, so that two of them never race each other for the peer's revision.
     func save() async throws {
+        while isSaving {
+            await withCheckedContinuation { saveWaiters.append($0) }
+        }
+        isSaving = true
+        defer {
+            isSaving = false
+            let waiters = saveWaiters
+            saveWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+        try await saveNow()
+    }
+
+    private func saveNow() async throws {
         var checkpoint = current
         checkpoint.time = nil
         guard checkpoint != lastSaved else { return }

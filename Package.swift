@@ -42,6 +42,22 @@ let package = Package(
             providers: [.apt(["libqrencode-dev"])]
         ),
 
+        // libavahi-client, for DNS-SD through the host's avahi-daemon over D-Bus.
+        .systemLibrary(
+            name: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+
+        // DNS-SD: advertising listeners and browsing for peers, through avahi-daemon.
+        .target(
+            name: "EdgeDiscovery",
+            dependencies: [
+                "CAvahi",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // This host's network interfaces and their addresses (getifaddrs), for binding and for telling peers where
         // to connect.
         .target(name: "NetworkInterfaces"),
@@ -173,7 +189,9 @@ let package = Package(
                 "SyncListener",
                 "EdgePairing",
                 "EdgeReplication",
+                "EdgeDiscovery",
                 "NetworkInterfaces",
+                "ReplicationProtocol",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -185,6 +203,7 @@ let package = Package(
             name: "EdgeGatewayCLI",
             dependencies: [
                 "EdgeGatewayApp",
+                "EdgeDiscovery",
                 "EdgePairing",
                 "EdgeIdentity",
                 "EdgeCredentials",
@@ -291,6 +310,10 @@ let package = Package(
         .testTarget(
             name: "EdgeGatewayCLITests",
             dependencies: ["EdgeGatewayCLI", "EdgeGatewayTestSupport"]
+        ),
+        .testTarget(
+            name: "EdgeDiscoveryTests",
+            dependencies: ["EdgeDiscovery", "EdgeGatewayCLI", "EdgePairing", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeGatewayAppTests",

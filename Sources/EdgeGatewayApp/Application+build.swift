@@ -44,6 +44,12 @@ public func buildApplication(
     let pairing = PairingService(
         listeners: listeners, nodeName: configuration.node.name, nodeID: nodeID, logger: logger)
     PairingController(pairing: pairing).addRoutes(to: router)
+    let advertisedListeners = listeners.filter { $0.settings.serviceDiscovery != nil }
+    let discovery =
+        advertisedListeners.isEmpty ? nil : DiscoveryService(listeners: advertisedListeners, nodeID: nodeID, logger: logger)
+    if let discovery {
+        monitor.register(discovery)
+    }
 
     var application = Application(
         router: router,
@@ -65,6 +71,10 @@ public func buildApplication(
     application.addServices(storeService)
     application.addServices(listeners.map { $0 as any Service })
     application.addServices(pairing)
+    // After the listeners, so that shutdown withdraws the services before the listeners stop accepting.
+    if let discovery {
+        application.addServices(discovery)
+    }
     application.addServices(upstreams.map { $0 as any Service })
     return application
 }

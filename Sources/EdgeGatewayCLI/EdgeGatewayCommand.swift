@@ -17,7 +17,7 @@ struct EdgeGatewayCommand: AsyncParsableCommand {
         version: "edge-gateway \(EdgeGatewayVersion.current)",
         subcommands: [
             Serve.self, ConfigCommand.self, Health.self, PairCommand.self, CertCommand.self, UsersCommand.self,
-            DocsCommand.self, Version.self,
+            DocsCommand.self, DiscoverCommand.self, Version.self,
         ],
         defaultSubcommand: Serve.self
     )

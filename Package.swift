@@ -46,6 +46,22 @@ let package = Package(
             providers: [.apt(["libqrencode-dev"])]
         ),
 
+        // libavahi-client, for DNS-SD through the host's avahi-daemon over D-Bus.
+        .systemLibrary(
+            name: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+
+        // DNS-SD: advertising listeners and browsing for peers, through avahi-daemon.
+        .target(
+            name: "EdgeDiscovery",
+            dependencies: [
+                "CAvahi",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // This host's network interfaces and their addresses (getifaddrs), for binding and for telling peers where
         // to connect.
         .target(name: "NetworkInterfaces"),
@@ -196,9 +212,12 @@ let package = Package(
                 "EdgeIdentity",
                 "EdgePairing",
                 "EdgeReplication",
+                "EdgeDiscovery",
                 "NetworkInterfaces",
                 "UpstreamDialer",
                 .product(name: "X509", package: "swift-certificates"),
+                "ReplicationProtocol",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -209,6 +228,7 @@ let package = Package(
             name: "EdgeGatewayCLI",
             dependencies: [
                 "EdgeGatewayApp",
+                "EdgeDiscovery",
                 "EdgePairing",
                 "EdgeIdentity",
                 "EdgeCredentials",
@@ -320,6 +340,10 @@ let package = Package(
         .testTarget(
             name: "EdgeGatewayCLITests",
             dependencies: ["EdgeGatewayCLI", "EdgeGatewayTestSupport"]
+        ),
+        .testTarget(
+            name: "EdgeDiscoveryTests",
+            dependencies: ["EdgeDiscovery", "EdgeGatewayCLI", "EdgePairing", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeGatewayAppTests",

@@ -151,7 +151,7 @@ extension ListenerSettings {
         guard isServiceType(serviceType) else {
             throw table.error(
                 at: "dns_sd_type",
-                "must look like \"_name._tcp\" (name: 1-15 lowercase letters, digits or '-'), got \"\(serviceType)\""
+                "must look like \"_name._tcp\" (name: 1-62 lowercase letters, digits or '-'), got \"\(serviceType)\""
             )
         }
         let instanceName = try table.string("dns_sd_name") ?? node.name
@@ -161,7 +161,9 @@ extension ListenerSettings {
         return ServiceDiscoverySettings(serviceType: serviceType, instanceName: instanceName)
     }
 
-    /// RFC 6335 service names: 1–15 characters, lowercase letters, digits and hyphens.
+    /// Service names of lowercase letters, digits and hyphens that fit one DNS label with their underscore. RFC 6335
+    /// asks for at most 15 characters, but Bonjour and Avahi accept longer ones and Couchbase Lite's own sample
+    /// type `_cblistservicesync._tcp` is 17, so the DNS limit is the one enforced.
     private static func isServiceType(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[1] == "_tcp" else {
@@ -169,7 +171,7 @@ extension ListenerSettings {
         }
         let service = parts[0].dropFirst()
         return parts[0].hasPrefix("_")
-            && (1...15).contains(service.count)
+            && (1...62).contains(service.count)
             && service.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
     }
 }

@@ -14,6 +14,8 @@ public func buildApplication(
     logger: Logger
 ) async throws -> some ApplicationProtocol {
     let monitor = HealthMonitor(nodeName: configuration.node.name)
+    let nodeID = try NodeID.loadOrCreate(dataDirectory: configuration.node.dataDirectory)
+    logger.info("node ID", metadata: ["id": "\(nodeID)"])
     let storeService = try await StoreService(configuration: configuration, logger: logger)
     monitor.register(storeService)
     let environment = SyncListener.Environment(
@@ -21,7 +23,8 @@ public func buildApplication(
         databases: configuration.databases,
         dataDirectory: configuration.node.dataDirectory,
         nodeName: configuration.node.name,
-        serverVersion: EdgeGatewayVersion.current
+        serverVersion: EdgeGatewayVersion.current,
+        nodeID: nodeID
     )
     let listeners = try configuration.listeners.map { settings in
         try SyncListener(settings: settings, environment: environment, logger: logger)
@@ -39,9 +42,16 @@ public func buildApplication(
     let router = Router()
     router.middlewares.add(LogRequestsMiddleware(.debug))
     HealthController(monitor: monitor).addRoutes(to: router)
-    let pairing = PairingService(listeners: listeners, nodeName: configuration.node.name, logger: logger)
+    let pairing = PairingService(
+        listeners: listeners, nodeName: configuration.node.name, nodeID: nodeID, logger: logger)
     PairingController(pairing: pairing).addRoutes(to: router)
     StatusController(listeners: listeners, upstreams: upstreams).addRoutes(to: router)
+    let advertisedListeners = listeners.filter { $0.settings.serviceDiscovery != nil }
+    let discovery =
+        advertisedListeners.isEmpty ? nil : DiscoveryService(listeners: advertisedListeners, nodeID: nodeID, logger: logger)
+    if let discovery {
+        monitor.register(discovery)
+    }
 
     var application = Application(
         router: router,
@@ -63,6 +73,10 @@ public func buildApplication(
     application.addServices(storeService)
     application.addServices(listeners.map { $0 as any Service })
     application.addServices(pairing)
+    // After the listeners, so that shutdown withdraws the services before the listeners stop accepting.
+    if let discovery {
+        application.addServices(discovery)
+    }
     application.addServices(upstreams.map { $0 as any Service })
     return application
 }

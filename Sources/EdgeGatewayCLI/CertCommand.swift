@@ -84,12 +84,14 @@ struct CertCommand: ParsableCommand {
                 forListenerInterface: target.listener.interface
             )
             .map(\.description)
+            let nodeID = try target.loadNodeID()
             if let payload = try? PairingPayload(
                 identity: identity,
                 addresses: addresses,
                 port: target.listener.port,
                 database: target.database,
-                nodeName: target.configuration.node.name
+                nodeName: target.configuration.node.name,
+                nodeID: nodeID.uuid
             ) {
                 print(payload.uriString)
             } else {

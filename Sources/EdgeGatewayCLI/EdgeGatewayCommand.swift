@@ -18,7 +18,7 @@ struct EdgeGatewayCommand: AsyncParsableCommand {
         subcommands: [
             Serve.self, ConfigCommand.self, Health.self, PairCommand.self, CertCommand.self, TrustCommand.self,
             UsersCommand.self, DocsCommand.self, StatusCommand.self, UpstreamCommand.self, ReplicateCommand.self,
-            Version.self,
+            DiscoverCommand.self, Version.self,
         ],
         defaultSubcommand: Serve.self
     )

@@ -58,6 +58,7 @@ struct PairCommand: ParsableCommand {
         let target = try SelectedListener(
             configuration: configuration, listenerName: listener, database: database)
         let identity = try target.loadIdentity()
+        let nodeID = try target.loadNodeID()
         let addresses = try advertisedAddresses(listener: target.listener)
         let payload: PairingPayload
         do {
@@ -66,7 +67,8 @@ struct PairCommand: ParsableCommand {
                 addresses: addresses,
                 port: target.listener.port,
                 database: target.database,
-                nodeName: configuration.node.name
+                nodeName: configuration.node.name,
+                nodeID: nodeID.uuid
             )
         } catch {
             printError("cannot build the pairing payload: \(error)")
@@ -98,6 +100,7 @@ struct PairCommand: ParsableCommand {
         case .json:
             let object: [String: Any] = [
                 "node": payload.nodeName,
+                "node_id": payload.nodeID.uuidString.lowercased(),
                 "payload": payload.uriString,
                 "sha256": payload.sha256ColonHex,
                 "urls": payload.addresses.indices.compactMap {
@@ -206,6 +209,17 @@ struct SelectedListener {
             label: "edge-gateway", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .notice
         return logger
+    }
+
+    /// The node's ID, generated and stored on first use like the running gateway does, so that a code printed
+    /// before the first start names the same node.
+    func loadNodeID() throws -> NodeID {
+        do {
+            return try NodeID.loadOrCreate(dataDirectory: configuration.node.dataDirectory)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(1)
+        }
     }
 
     /// The identity the listener serves: generated on first use for self-signed, read from the configured files

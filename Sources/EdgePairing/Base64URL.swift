@@ -1,9 +1,9 @@
 /// Unpadded base64url (RFC 4648 §5): URL-safe without escaping, and the shortest text form of a digest.
-enum Base64URL {
+public enum Base64URL {
     private static let alphabet = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
         var index = 0

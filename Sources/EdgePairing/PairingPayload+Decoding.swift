@@ -1,5 +1,7 @@
+import Foundation
+
 extension PairingPayload {
-    private static let knownKeys: Set<String> = ["v", "a", "p", "db", "s256", "s1", "n"]
+    private static let knownKeys: Set<String> = ["v", "a", "p", "db", "s256", "s1", "n", "id"]
 
     /// Parses a payload strictly: see the grammar on ``PairingPayload``.
     public init(decoding text: String) throws(PairingPayloadError) {
@@ -38,6 +40,13 @@ extension PairingPayload {
         }
         let database = try Self.percentDecoded(try Self.required("db", in: parameters), key: "db")
         let nodeName = try Self.percentDecoded(try Self.required("n", in: parameters), key: "n")
+        let nodeIDText = try Self.required("id", in: parameters)
+        // Only the lowercase canonical form is accepted, so that an ID has one spelling.
+        guard nodeIDText.utf8.count == 36, nodeIDText == nodeIDText.lowercased(),
+            let nodeID = UUID(uuidString: nodeIDText)
+        else {
+            throw .invalidNodeID(nodeIDText)
+        }
         let sha256 = try Self.digest("s256", in: parameters, length: 32)
         let sha1: [UInt8]? =
             parameters["s1"] == nil ? nil : try Self.digest("s1", in: parameters, length: 20)
@@ -47,7 +56,8 @@ extension PairingPayload {
             database: database,
             certificateSHA256: sha256,
             certificateSHA1: sha1,
-            nodeName: nodeName
+            nodeName: nodeName,
+            nodeID: nodeID
         )
     }
 

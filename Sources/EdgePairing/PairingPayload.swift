@@ -17,6 +17,7 @@ import NetworkInterfaces
 /// s256       = 43base64url            ; required: SHA-256 of the leaf certificate's DER, unpadded base64url
 /// s1         = 27base64url            ; optional: SHA-1 of the same DER, for platforms that only expose SHA-1
 /// n          = pct-value              ; required: the node name, for display on the device
+/// id         = uuid                   ; required: the node ID, lowercase canonical UUID (8-4-4-4-12 hex digits)
 /// pct-value  = *( unreserved / ":" / pct-encoded )  ; RFC 3986; UTF-8 before percent-encoding
 /// ```
 ///
@@ -38,6 +39,8 @@ public struct PairingPayload: Sendable, Equatable {
     /// SHA-1 of the same DER encoding, when included.
     public let certificateSHA1: [UInt8]?
     public let nodeName: String
+    /// The node's permanent ID, which stays the same across renames, address changes and certificate rotations.
+    public let nodeID: UUID
 
     /// Builds a payload, checking every field as strictly as decoding does, so any payload this type holds
     /// encodes to a string that decodes back to it.
@@ -47,7 +50,8 @@ public struct PairingPayload: Sendable, Equatable {
         database: String,
         certificateSHA256: [UInt8],
         certificateSHA1: [UInt8]?,
-        nodeName: String
+        nodeName: String,
+        nodeID: UUID
     ) throws(PairingPayloadError) {
         guard !addresses.isEmpty else { throw .noAddress }
         for address in addresses where !Self.isValidAddress(address) {
@@ -68,6 +72,7 @@ public struct PairingPayload: Sendable, Equatable {
         self.certificateSHA256 = certificateSHA256
         self.certificateSHA1 = certificateSHA1
         self.nodeName = nodeName
+        self.nodeID = nodeID
     }
 
     /// A payload pinning `identity`'s leaf certificate (both digests).
@@ -76,7 +81,8 @@ public struct PairingPayload: Sendable, Equatable {
         addresses: [String],
         port: Int,
         database: String,
-        nodeName: String
+        nodeName: String,
+        nodeID: UUID
     ) throws(PairingPayloadError) {
         try self.init(
             addresses: addresses,
@@ -84,7 +90,8 @@ public struct PairingPayload: Sendable, Equatable {
             database: database,
             certificateSHA256: identity.sha256Fingerprint.bytes,
             certificateSHA1: identity.sha1Fingerprint.bytes,
-            nodeName: nodeName
+            nodeName: nodeName,
+            nodeID: nodeID
         )
     }
 
@@ -101,6 +108,7 @@ public struct PairingPayload: Sendable, Equatable {
             parameters.append(("s1", Base64URL.encode(certificateSHA1)))
         }
         parameters.append(("n", Self.percentEncoded(self.nodeName)))
+        parameters.append(("id", self.nodeID.uuidString.lowercased()))
         let query = parameters.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
         return "\(Self.scheme)://\(Self.host)?\(query)"
     }

@@ -26,6 +26,8 @@ public enum PairingPayloadError: Error, Equatable, Sendable {
     case invalidAddress(String)
     /// The address list is empty.
     case noAddress
+    /// The node ID is not a lowercase canonical UUID.
+    case invalidNodeID(String)
 }
 
 extension PairingPayloadError: CustomStringConvertible {
@@ -42,7 +44,7 @@ extension PairingPayloadError: CustomStringConvertible {
             return "the pairing payload has the '\(key)' parameter more than once"
         case .unknownParameter(let key):
             return "the pairing payload has an unknown parameter '\(key)'; version "
-                + "\(PairingPayload.version) defines v, a, p, db, s256, s1 and n"
+                + "\(PairingPayload.version) defines v, a, p, db, s256, s1, n and id"
         case .malformedParameter(let component):
             return "the pairing payload component '\(component)' is not key=value"
         case .emptyValue(let key):
@@ -61,6 +63,9 @@ extension PairingPayloadError: CustomStringConvertible {
             return "'\(address)' is neither an IP address (without zone) nor a DNS name"
         case .noAddress:
             return "the pairing payload lists no address"
+        case .invalidNodeID(let text):
+            return "the pairing payload's node ID '\(text.prefix(64))' is not a lowercase canonical UUID "
+                + "(8-4-4-4-12 hex digits)"
         }
     }
 }

@@ -219,6 +219,11 @@ public actor ActiveReplicator {
                         await connection.close(.internalError, reason: "\(error)")
                         throw error
                     }
+                    // A continuous replication the upstream hung up on ends quietly (its sessions were told to
+                    // stop), but nobody asked it to: that is a lost connection, to be retried.
+                    if let lost = await self.lostConnection, await !self.stopRequested {
+                        throw ActiveReplicatorError.connectionLost(reason: "\(lost)")
+                    }
                     await connection.close()
                     try await group.waitForAll()
                 }

@@ -128,9 +128,13 @@ extension SyncListener {
     func makeHTTPRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.get("/") { _, _ in
+            var vendor: JSONObject = ["name": "EdgeGateway", "version": .string(environment.serverVersion)]
+            if let nodeID = environment.nodeID {
+                vendor["node_id"] = .string(nodeID.description)
+            }
             let info: JSONValue = [
                 "couchdb": "Welcome",
-                "vendor": ["name": "EdgeGateway", "version": .string(environment.serverVersion)],
+                "vendor": .object(vendor),
                 "version": .string("EdgeGateway/\(environment.serverVersion)"),
             ]
             return Self.jsonResponse(info)

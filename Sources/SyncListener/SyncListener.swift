@@ -31,16 +31,19 @@ public struct SyncListener: Service {
         public var nodeName: String
         /// Reported by `GET /`.
         public var serverVersion: String
+        /// Reported by `GET /` when known, so that a client can tell which node answers at an address.
+        public var nodeID: NodeID?
 
         public init(
             store: DocumentStore, databases: [DatabaseSettings], dataDirectory: String, nodeName: String,
-            serverVersion: String
+            serverVersion: String, nodeID: NodeID? = nil
         ) {
             self.store = store
             self.databases = databases
             self.dataDirectory = dataDirectory
             self.nodeName = nodeName
             self.serverVersion = serverVersion
+            self.nodeID = nodeID
         }
     }
 

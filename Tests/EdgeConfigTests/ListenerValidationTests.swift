@@ -99,6 +99,16 @@ struct ListenerValidationTests {
         #expect(error.keyPath == "listener \"lan\".dns_sd_type")
     }
 
+    @Test func couchbaseLiteSampleServiceTypeIsAccepted() throws {
+        let configuration = try parse(listener("dns_sd = true\ndns_sd_type = \"_cblistservicesync._tcp\""))
+        #expect(configuration.listeners.first?.serviceDiscovery?.serviceType == "_cblistservicesync._tcp")
+    }
+
+    @Test func serviceTypeLongerThanALabelIsRejected() throws {
+        let error = try parseError(listener("dns_sd = true\ndns_sd_type = \"_\(String(repeating: "a", count: 63))._tcp\""))
+        #expect(error.keyPath == "listener \"lan\".dns_sd_type")
+    }
+
     @Test func serviceTypeWithoutDiscoveryIsRejected() throws {
         let error = try parseError(listener("dns_sd_type = \"_edge._tcp\""))
         #expect(error.message == "`dns_sd_type` is only used with dns_sd = true")

@@ -148,9 +148,11 @@ struct StaticReporter: HealthReporting {
 /// Runs `body` with a gateway built from a minimal configuration over a fresh data directory.
 func withTemporaryGateway(
     extraTOML: String = "",
+    dataDirectory: URL? = nil,
     _ body: (any ApplicationProtocol) async throws -> Void
 ) async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+    let directory =
+        dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
     let configuration = try ConfigurationLoader.parse(
         toml: """

@@ -19,9 +19,10 @@ struct PairingEndpointTests {
         databases = ["inventory"]
         """
 
-    @Test("/pairing lists a payload that pins the listener's certificate and names its bound port")
+    @Test("/pairing lists a payload that pins the listener's certificate, names its bound port and the node ID")
     func payloadJSON() async throws {
-        try await withTemporaryGateway(extraTOML: Self.tlsListener) { application in
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+        try await withTemporaryGateway(extraTOML: Self.tlsListener, dataDirectory: directory) { application in
             try await application.test(.live) { client in
                 let entries = try await client.execute(uri: "/pairing", method: .get) { response in
                     #expect(response.status == .ok)
@@ -35,6 +36,8 @@ struct PairingEndpointTests {
                 #expect(payload.port > 0)
                 #expect(payload.database == "inventory")
                 #expect(payload.sha256ColonHex == entry["sha256"])
+                let storedID = try String(contentsOf: directory.appendingPathComponent("node-id"), encoding: .utf8)
+                #expect(storedID == payload.nodeID.uuidString.lowercased() + "\n")
             }
         }
     }

@@ -65,7 +65,8 @@ struct PairingCommandTests {
         #expect(pair.status == 0, "\(pair.standardError)")
         let payload = pair.standardOutput.trimmingCharacters(in: .newlines)
         #expect(payload.hasPrefix("edgegw://pair?v=1&a=127.0.0.1&p=4984&db=inventory&s256="))
-        #expect(payload.hasSuffix("&n=pair-test"))
+        let nodeID = try String(contentsOf: directory.appendingPathComponent("data/node-id"), encoding: .utf8)
+        #expect(payload.hasSuffix("&n=pair-test&id=\(nodeID.trimmingCharacters(in: .newlines))"))
         let shownSHA256 = try await Self.showSHA256(config: config)
         #expect(Self.sha256Parameter(payload) == Self.base64URL(colonHex: shownSHA256))
 

@@ -6,6 +6,7 @@ import Testing
 struct PairingPayloadTests {
     static let sha256 = [UInt8](0..<32)
     static let sha1 = [UInt8](200..<220)
+    static let nodeID = UUID(uuidString: "6F1C2A4E-8D1B-4A3C-9E57-0B2D4C6E8F10")!
 
     static func sample(
         addresses: [String] = ["192.168.1.10", "fd00::1"], nodeName: String = "edge-01"
@@ -18,7 +19,8 @@ struct PairingPayloadTests {
             database: "inventory",
             certificateSHA256: sha256,
             certificateSHA1: sha1,
-            nodeName: nodeName
+            nodeName: nodeName,
+            nodeID: nodeID
         )
     }
 
@@ -28,6 +30,7 @@ struct PairingPayloadTests {
             try Self.sample().uriString
                 == "edgegw://pair?v=1&a=192.168.1.10,fd00::1&p=4984&db=inventory"
                 + "&s256=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8&s1=yMnKy8zNzs_Q0dLT1NXW19jZ2ts&n=edge-01"
+                + "&id=6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f10"
         )
     }
 
@@ -39,7 +42,7 @@ struct PairingPayloadTests {
         }
         let withoutSHA1 = try PairingPayload(
             addresses: ["gateway.local"], port: 1, database: "db$(x)/y", certificateSHA256: Self.sha256,
-            certificateSHA1: nil, nodeName: "n")
+            certificateSHA1: nil, nodeName: "n", nodeID: UUID())
         #expect(!withoutSHA1.uriString.contains("s1="))
         #expect(try PairingPayload(decoding: withoutSHA1.uriString) == withoutSHA1)
     }
@@ -47,8 +50,10 @@ struct PairingPayloadTests {
     @Test("accepts parameters in any order")
     func parameterOrder() throws {
         let text =
-            "edgegw://pair?n=x&s256=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8&db=d&p=80&a=10.0.0.1&v=1"
+            "edgegw://pair?id=6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f10&n=x"
+            + "&s256=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8&db=d&p=80&a=10.0.0.1&v=1"
         let payload = try PairingPayload(decoding: text)
+        #expect(payload.nodeID == Self.nodeID)
         #expect(payload.addresses == ["10.0.0.1"])
         #expect(payload.port == 80)
         #expect(payload.certificateSHA1 == nil)
@@ -80,6 +85,18 @@ struct PairingPayloadTests {
             .missingParameter("s256")
         ),
         (valid + "&p=1", .duplicateParameter("p")),
+        (valid.replacingOccurrences(of: "&id=6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f10", with: ""), .missingParameter("id")),
+        (valid + "&id=6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f10", .duplicateParameter("id")),
+        (valid.replacingOccurrences(of: "id=6f1c2a4e", with: "id="), .invalidNodeID("-8d1b-4a3c-9e57-0b2d4c6e8f10")),
+        (
+            valid.replacingOccurrences(of: "id=6f1c2a4e", with: "id=6F1C2A4E"),
+            .invalidNodeID("6F1C2A4E-8d1b-4a3c-9e57-0b2d4c6e8f10")
+        ),
+        (
+            valid.replacingOccurrences(of: "-0b2d4c6e8f10", with: "-0b2d4c6e8f1x"),
+            .invalidNodeID("6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f1x")
+        ),
+        (valid.replacingOccurrences(of: "&id=6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f10", with: "&id="), .emptyValue(key: "id")),
         (valid + "&tls=1", .unknownParameter("tls")),
         (valid + "&junk", .malformedParameter("junk")),
         (valid + "&=1", .malformedParameter("=1")),

@@ -17,6 +17,7 @@ struct PairingService: Service {
 
     let listeners: [SyncListener]
     let nodeName: String
+    let nodeID: NodeID
     let logger: Logger
 
     func run() async throws {
@@ -49,7 +50,8 @@ struct PairingService: Service {
                         addresses: addresses,
                         port: port,
                         database: database,
-                        nodeName: nodeName
+                        nodeName: nodeName,
+                        nodeID: nodeID.uuid
                     )
                     entries.append(
                         Entry(

@@ -1,0 +1,185 @@
+import EdgeDiscovery
+import EdgeGatewayTestSupport
+import EdgePairing
+import Foundation
+import Testing
+
+/// End to end through real avahi-daemons, inside network namespaces made for the test: the gateway advertises in
+/// namespace A, and avahi-browse and `edge-gateway discover` look for it from namespace B.
+@Suite(
+    "DNS-SD between two network namespaces",
+    .serialized,
+    // Skipped, with this reason in the test report, where namespaces cannot be made (not root, no iproute2 or
+    // avahi, a container without CAP_SYS_ADMIN). The test never falls back to the host's network.
+    .enabled(
+        if: NamespaceLab.unavailableReason == nil,
+        "SKIPPED: the DNS-SD namespace lab is unavailable: \(NamespaceLab.unavailableReason ?? "")")
+)
+struct DNSServiceDiscoveryTests {
+    /// Couchbase Lite's sample type: longer than RFC 6335's 15 characters, which the gateway must accept.
+    static let serviceType = "_cblistservicesync._tcp"
+
+    @Test("a gateway in A is browsable from B with its address, port, TXT records, and again after an avahi-daemon restart")
+    func advertisesAcrossNamespaces() async throws {
+        let lab = try NamespaceLab()
+        defer { lab.tearDown() }
+        let files = try GatewayFiles(
+            directory: lab.root.appendingPathComponent("gateway"), opsPort: 4985, serviceType: Self.serviceType,
+            instanceName: "lab-gateway-a")
+        let gateway = try lab.start(
+            in: lab.a,
+            [EdgeGatewayExecutable.path, "serve", "--config", files.configuration.path, "--data-dir", files.dataDirectory.path],
+            log: files.log)
+        defer { stop(gateway) }
+        let payload = try await files.waitForPairingPayload()
+        let nodeID = try String(contentsOf: files.dataDirectory.appendingPathComponent("node-id"), encoding: .utf8)
+            .trimmingCharacters(in: .newlines)
+        #expect(payload.nodeID.uuidString.lowercased() == nodeID)
+
+        let expectedTXT = [
+            "id=\(nodeID)", "db=inventory", "tls=on", "s256=\(Base64URL.encode(payload.certificateSHA256))",
+            "proto=BLIP_3+CBMobile_3",
+        ]
+        let entry = try await browseFromB(lab, name: "lab-gateway-a")
+        #expect(entry.address == lab.a.address)
+        #expect(entry.port == payload.port)
+        #expect(entry.txt == expectedTXT, "\(entry.txt)")
+
+        let discovered = try discoverFromB(lab).first { $0["name"] as? String == "lab-gateway-a" }
+        let service = try #require(discovered, "edge-gateway discover did not list the gateway")
+        #expect(service["address"] as? String == lab.a.address)
+        #expect(service["port"] as? Int == payload.port)
+        #expect(service["interface"] as? String == lab.b.interface)
+        let txt = try #require(service["txt"] as? [String: String])
+        #expect(txt["id"] == nodeID)
+        #expect(txt["db"] == "inventory")
+        #expect(txt["tls"] == "on")
+        #expect(txt["s256"] == Base64URL.encode(payload.certificateSHA256))
+        #expect(txt["proto"] == "BLIP_3+CBMobile_3")
+
+        let health = try lab.run(in: lab.a, [EdgeGatewayExecutable.path, "health", "--config", files.configuration.path])
+        #expect(health.output.hasPrefix("healthy: HTTP 200, status up"), "\(health.output)")
+
+        // A restarted daemon has forgotten every service: the gateway must register again on its own.
+        try lab.restartDaemonOfA()
+        let again = try await browseFromB(lab, name: "lab-gateway-a")
+        #expect(again.port == payload.port)
+        #expect(again.txt == expectedTXT)
+
+        // Shutdown withdraws the service (goodbye packets), so B's cache forgets it at once.
+        stop(gateway)
+        #expect(files.logText.contains("DNS-SD advertising stopped"))
+        var stillListed = true
+        for _ in 0..<25 where stillListed {
+            let browse = try lab.run(in: lab.b, ["avahi-browse", "--parsable", "--resolve", "--terminate", Self.serviceType])
+            stillListed = browse.output.contains("lab-gateway-a")
+            if stillListed { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(!stillListed, "the service was not withdrawn on shutdown")
+    }
+
+    @Test("a second gateway announcing the same name in A is renamed to the next alternative")
+    func collisionPicksAlternativeName() async throws {
+        let lab = try NamespaceLab()
+        defer { lab.tearDown() }
+        var gateways: [Process] = []
+        defer { gateways.forEach(stop) }
+        var payloads: [PairingPayload] = []
+        for (index, opsPort) in [4985, 4986].enumerated() {
+            let files = try GatewayFiles(
+                directory: lab.root.appendingPathComponent("gateway-\(index)"), opsPort: opsPort,
+                serviceType: "_edgegateway._tcp", instanceName: "Shop Gateway")
+            gateways.append(
+                try lab.start(
+                    in: lab.a,
+                    [EdgeGatewayExecutable.path, "serve", "--config", files.configuration.path],
+                    log: files.log))
+            payloads.append(try await files.waitForPairingPayload())
+            // The first must own the name before the second probes for it.
+            if index == 0 { _ = try await browseFromB(lab, name: "Shop Gateway", type: "_edgegateway._tcp") }
+        }
+        let renamed = try await browseFromB(lab, name: "Shop Gateway #2", type: "_edgegateway._tcp")
+        #expect(renamed.port == payloads[1].port)
+        let original = try await browseFromB(lab, name: "Shop Gateway", type: "_edgegateway._tcp")
+        #expect(original.port == payloads[0].port)
+    }
+
+    /// Polls avahi-browse in B until `name` is resolved.
+    private func browseFromB(
+        _ lab: NamespaceLab, name: String, type: String = DNSServiceDiscoveryTests.serviceType
+    ) async throws -> AvahiBrowseEntry {
+        var lastOutput = ""
+        for _ in 0..<30 {
+            let browse = try lab.run(in: lab.b, ["avahi-browse", "--parsable", "--resolve", "--terminate", type])
+            lastOutput = browse.output + browse.error
+            if let entry = browse.output.split(separator: "\n").compactMap(AvahiBrowseEntry.init(line:))
+                .first(where: { $0.name == name })
+            {
+                return entry
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        throw LabError(step: "avahi-browse in B", detail: "\(name) not found; last output:\n\(lastOutput)")
+    }
+
+    private func discoverFromB(_ lab: NamespaceLab) throws -> [[String: Any]] {
+        let outcome = try lab.run(
+            in: lab.b, [EdgeGatewayExecutable.path, "discover", "--json", "--type", Self.serviceType, "--timeout", "5"])
+        guard outcome.status == 0 else {
+            throw LabError(step: "edge-gateway discover", detail: outcome.error)
+        }
+        return try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [[String: Any]] ?? []
+    }
+}
+
+/// Needs no namespace: with the bus pointed at a path where nothing listens, nothing can be advertised anywhere.
+@Suite("DNS-SD without avahi-daemon")
+struct DNSServiceDiscoveryWithoutDaemonTests {
+    @Test("the gateway serves sync, logs one line about avahi-daemon and reports discovery as degraded")
+    func degradesWithoutDaemon() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edgw-nodaemon-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = try GatewayFiles(
+            directory: directory, opsPort: try freeLoopbackPort(), serviceType: "_edgegateway._tcp",
+            instanceName: "no-daemon")
+        _ = FileManager.default.createFile(atPath: files.log.path, contents: nil)
+        let output = try FileHandle(forWritingTo: files.log)
+        let gateway = Process()
+        gateway.executableURL = URL(fileURLWithPath: EdgeGatewayExecutable.path)
+        gateway.arguments = ["serve", "--config", files.configuration.path]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(directory.path)/no-bus"
+        gateway.environment = environment
+        gateway.standardOutput = output
+        gateway.standardError = output
+        try gateway.run()
+        try output.close()
+        defer { stop(gateway) }
+
+        let payload = try await files.waitForPairingPayload()
+        #expect(payload.port > 0)
+        var health = ""
+        for _ in 0..<50 {
+            let probe = try runExternalTool(EdgeGatewayExecutable.path, ["health", "--config", files.configuration.path])
+            health = probe.output
+            if health.contains("discovery dns-sd") { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(health.hasPrefix("healthy: HTTP 200, status degraded"), "\(health)")
+        #expect(health.contains("discovery dns-sd: avahi-daemon unreachable"), "\(health)")
+        #expect(!health.contains("listener lan"), "the listener must stay up: \(health)")
+
+        // Past one retry interval (5 s) the warning is still a single line.
+        try await Task.sleep(for: .seconds(6))
+        #expect(gateway.isRunning)
+        let warnings = files.logText.split(separator: "\n").filter { $0.contains("avahi-daemon cannot be reached") }
+        #expect(warnings.count == 1, "\(files.logText)")
+    }
+}
+
+/// SIGTERM and wait: the gateway drains and withdraws its services before it exits.
+private func stop(_ process: Process) {
+    guard process.isRunning else { return }
+    process.terminate()
+    process.waitUntilExit()
+}

@@ -26,7 +26,7 @@ WORKDIR /src
 # at every Debian point release.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libavahi-client-dev \
+    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libavahi-client-dev libqrencode-dev \
     && rm -rf /var/lib/apt/lists/*
 # Resolving dependencies in a layer of its own keeps them cached while only the sources change.
 COPY Package.* ./

@@ -66,10 +66,18 @@ let package = Package(
         // to connect.
         .target(name: "NetworkInterfaces"),
 
-        // Pairing payloads (address + certificate digests) and their QR renderings: terminal, PNG, SVG.
+        // The pairing payload URI (addresses, port, database, certificate digests, node): pure, no QR code, so
+        // that the configuration can read `pairing = "…"` without the QR libraries.
+        .target(
+            name: "PairingURI",
+            dependencies: ["NetworkInterfaces"]
+        ),
+
+        // Pairing payloads from TLS identities and their QR renderings: terminal, PNG, SVG.
         .target(
             name: "EdgePairing",
             dependencies: [
+                "PairingURI",
                 "CQREncode",
                 "CZlib",
                 "EdgeIdentity",
@@ -195,7 +203,7 @@ let package = Package(
             name: "EdgeConfig",
             dependencies: [
                 "EdgeCredentials",
-                "EdgePairing",
+                "PairingURI",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,4 @@
-import EdgePairing
+import PairingURI
 import Foundation
 
 extension UpstreamSettings {

@@ -1,4 +1,3 @@
-import EdgeIdentity
 import Foundation
 import NetworkInterfaces
 
@@ -73,26 +72,6 @@ public struct PairingPayload: Sendable, Equatable {
         self.certificateSHA1 = certificateSHA1
         self.nodeName = nodeName
         self.nodeID = nodeID
-    }
-
-    /// A payload pinning `identity`'s leaf certificate (both digests).
-    public init(
-        identity: TLSIdentity,
-        addresses: [String],
-        port: Int,
-        database: String,
-        nodeName: String,
-        nodeID: UUID
-    ) throws(PairingPayloadError) {
-        try self.init(
-            addresses: addresses,
-            port: port,
-            database: database,
-            certificateSHA256: identity.sha256Fingerprint.bytes,
-            certificateSHA1: identity.sha1Fingerprint.bytes,
-            nodeName: nodeName,
-            nodeID: nodeID
-        )
     }
 
     /// The payload as its URI string; keys in a fixed order, so the same payload always gives the same QR code.

@@ -217,16 +217,25 @@ struct ActiveReplicatorTests {
         }
     }
 
-    @Test("blobs travel with getAttachment in both directions")
-    func blobs() async throws {
+    /// `size` bytes of incompressible content, different for each seed.
+    static func blobContent(size: Int, seed: UInt64) -> Data {
+        var state = seed
+        return Data((0..<size).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        })
+    }
+
+    @Test("blobs travel with getAttachment in both directions, small and 5 MB", arguments: [11, 5_000_000])
+    func blobs(size: Int) async throws {
         @Sendable func blobBody(_ content: Data) -> Data {
             let digest = ReplicationProtocol.BlobDigest(of: content)
             return Data(
                 #"{"file":{"@type":"blob","digest":"\#(digest.rawValue)","length":\#(content.count),"content_type":"text/plain"}}"#
                     .utf8)
         }
-        let pushedContent = Data("pushed blob".utf8)
-        let pulledContent = Data("pulled blob".utf8)
+        let pushedContent = Self.blobContent(size: size, seed: 1)
+        let pulledContent = Self.blobContent(size: size, seed: 2)
         try await TestGateway.run { gateway in
             let remote = try await gateway.database
             _ = try remote.blobs.write(pulledContent)

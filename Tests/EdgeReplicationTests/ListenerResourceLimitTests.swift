@@ -1,6 +1,8 @@
 import BLIPCodec
 import BLIPConnection
 import Foundation
+import NIOCore
+import NIOWebSocket
 import HummingbirdWSClient
 import ReplicationProtocol
 import SyncListener
@@ -53,29 +55,67 @@ struct ListenerResourceLimitTests {
 
     @Test("a client that only pings, or keeps sending requests, outlives the idle timeout")
     func activeClientsStayOpen() async throws {
-        // Wider margins than the silent-client test: under a loaded test run, a 1 s timeout can fall between
-        // two pings that are late only because the machine is busy.
-        let idleTimeout = Duration.seconds(3)
+        let idleTimeout = Duration.seconds(2)
+        let duration = idleTimeout * 3
         try await TestGateway.run(settings: TestGateway.settings(idleTimeout: idleTimeout)) { gateway in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try await Self.withDialedPeer(port: gateway.port, heartbeat: .milliseconds(250)) { peer in
-                        try await Task.sleep(for: idleTimeout * 2.5)
-                        try await Self.expectAnswered(by: peer)
+                    let sends = SendTimes()
+                    do {
+                        try await ListenerUpgradeTests.dialer(port: gateway.port).run { session in
+                            try await withThrowingTaskGroup(of: Void.self) { pinging in
+                                pinging.addTask {
+                                    for try await _ in session.inbound {}
+                                    throw BLIPConnectionError.closedByPeer
+                                }
+                                pinging.addTask {
+                                    let end = ContinuousClock.now + duration
+                                    while ContinuousClock.now < end {
+                                        await sends.mark()
+                                        try await session.outbound.write(
+                                            .custom(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())))
+                                        try await Task.sleep(for: .milliseconds(250))
+                                    }
+                                }
+                                try await pinging.next()
+                                pinging.cancelAll()
+                            }
+                        }
+                    } catch {
+                        try await Self.expectSilence(in: sends, longEnoughFor: idleTimeout, explaining: error)
                     }
                 }
                 group.addTask {
-                    try await Self.withDialedPeer(port: gateway.port) { peer in
-                        let end = ContinuousClock.now + idleTimeout * 2.5
-                        while ContinuousClock.now < end {
-                            try await Self.expectAnswered(by: peer)
-                            try await Task.sleep(for: .milliseconds(250))
+                    let sends = SendTimes()
+                    do {
+                        try await Self.withDialedPeer(port: gateway.port) { peer in
+                            let end = ContinuousClock.now + duration
+                            while ContinuousClock.now < end {
+                                await sends.mark()
+                                try await Self.expectAnswered(by: peer)
+                                try await Task.sleep(for: .milliseconds(250))
+                            }
                         }
+                    } catch {
+                        try await Self.expectSilence(in: sends, longEnoughFor: idleTimeout, explaining: error)
                     }
                 }
                 try await group.waitForAll()
             }
         }
+    }
+
+    /// A closed connection is only right if the client itself fell silent: on a loaded machine its sending task
+    /// can be starved for seconds. Half the timeout allows for frames also delayed on their way to the listener.
+    static func expectSilence(
+        in sends: SendTimes, longEnoughFor idleTimeout: Duration, explaining error: any Error,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let gap = await sends.longestGap(until: .now)
+        #expect(
+            gap >= idleTimeout / 2,
+            "closed (\(error)) although the client sent something at least every \(gap)",
+            sourceLocation: sourceLocation)
     }
 
     @Test("a message over max_message_size closes that connection with 1002; another one keeps working")
@@ -97,5 +137,18 @@ struct ListenerResourceLimitTests {
                 try await Self.expectAnswered(by: bystander)
             }
         }
+    }
+}
+
+/// When a client sent its frames, to tell a listener that closed too early from a client that was starved.
+actor SendTimes {
+    private var times: [ContinuousClock.Instant] = []
+
+    func mark() {
+        times.append(.now)
+    }
+
+    func longestGap(until end: ContinuousClock.Instant) -> Duration {
+        zip(times, times.dropFirst() + [end]).map { $1 - $0 }.max() ?? .zero
     }
 }

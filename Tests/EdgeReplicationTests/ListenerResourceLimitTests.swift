@@ -44,8 +44,13 @@ struct ListenerResourceLimitTests {
     func silentClientIsClosed() async throws {
         try await TestGateway.run(settings: TestGateway.settings(idleTimeout: .seconds(1))) { gateway in
             let started = ContinuousClock.now
-            try await ListenerUpgradeTests.dialer(port: gateway.port).run { session in
-                for try await _ in session.inbound {}
+            do {
+                try await ListenerUpgradeTests.dialer(port: gateway.port).run { session in
+                    for try await _ in session.inbound {}
+                }
+            } catch UpstreamDialError.handshakeIncomplete {
+                // On a loaded machine the upgrade can take longer than the timeout, during which the client
+                // sends nothing either: the listener then closes it before the 101, which is the same rule.
             }
             let elapsed = ContinuousClock.now - started
             #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10), "closed after \(elapsed)")

@@ -66,6 +66,8 @@ struct ListenerResourceLimitTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     let sends = SendTimes()
+                    // The upgrade request counts as the client's first frame.
+                    await sends.mark()
                     do {
                         try await ListenerUpgradeTests.dialer(port: gateway.port).run { session in
                             try await withThrowingTaskGroup(of: Void.self) { pinging in
@@ -92,6 +94,8 @@ struct ListenerResourceLimitTests {
                 }
                 group.addTask {
                     let sends = SendTimes()
+                    // The upgrade request counts as the client's first frame.
+                    await sends.mark()
                     do {
                         try await Self.withDialedPeer(port: gateway.port) { peer in
                             let end = ContinuousClock.now + duration

@@ -3,7 +3,7 @@ extension ListenerSettings {
         "name", "interface", "port", "tls", "tls_certificate", "tls_key", "tls_pkcs12",
         "tls_pkcs12_password_file",
         "auth", "users_file", "client_ca_certificates", "databases", "delta_sync",
-        "max_connections", "dns_sd",
+        "max_connections", "max_message_size", "idle_timeout", "dns_sd",
         "dns_sd_type", "dns_sd_name",
     ]
 
@@ -37,8 +37,33 @@ extension ListenerSettings {
             databases: try Self.decodeDatabaseNames(table, databases: databases),
             deltaSync: try table.bool("delta_sync") ?? true,
             maxConnections: try table.integer("max_connections", in: 1...100_000) ?? 100,
-            serviceDiscovery: try Self.decodeServiceDiscovery(table, node: node)
+            serviceDiscovery: try Self.decodeServiceDiscovery(table, node: node),
+            maxMessageSize: try table.byteCount("max_message_size", in: Self.messageSizeRange)
+                ?? Self.defaultMaxMessageSize,
+            idleTimeout: try Self.decodeIdleTimeout(table)
         )
+    }
+
+    /// Below 1 MiB ordinary documents with attachments stop replicating; above 1 GiB one client could hold
+    /// that much memory per message.
+    static let messageSizeRange = (1 << 20)...(1 << 30)
+
+    /// Couchbase Lite's default heartbeat: a live client pings at least this often, so a shorter idle timeout
+    /// would drop healthy connections.
+    static let clientHeartbeat = Duration.seconds(300)
+
+    private static func decodeIdleTimeout(_ table: SettingsTable) throws -> Duration? {
+        let timeout = try table.durationOrOff("idle_timeout") ?? defaultIdleTimeout
+        guard timeout != .zero else {
+            return nil
+        }
+        guard timeout > clientHeartbeat else {
+            throw table.error(
+                at: "idle_timeout",
+                "must be longer than Couchbase Lite's \(clientHeartbeat.configurationText) heartbeat, or \"off\"; got \(timeout.configurationText)"
+            )
+        }
+        return timeout
     }
 
     private static func decodeTLS(_ table: SettingsTable) throws -> ListenerTLS {

@@ -18,6 +18,15 @@ public struct ListenerSettings: Sendable, Equatable {
     public var maxConnections: Int
     /// Advertise the listener with DNS-SD (Bonjour/Avahi); `nil` when `dns_sd = false`.
     public var serviceDiscovery: ServiceDiscoverySettings?
+    /// The largest incoming BLIP message in bytes; a client that sends a bigger one is disconnected.
+    public var maxMessageSize: Int
+    /// Connections on which nothing arrives (no data, no ping) for this long are closed; `nil` never closes them.
+    public var idleTimeout: Duration?
+
+    /// 64 MiB, the BLIP codec's default: large attachments arrive as one message each.
+    public static let defaultMaxMessageSize = 64 << 20
+    /// Three of Couchbase Lite's default 300 s heartbeats, so a live client is never taken for an idle one.
+    public static let defaultIdleTimeout = Duration.seconds(15 * 60)
 
     public init(
         name: String,
@@ -28,7 +37,9 @@ public struct ListenerSettings: Sendable, Equatable {
         databases: [String],
         deltaSync: Bool,
         maxConnections: Int,
-        serviceDiscovery: ServiceDiscoverySettings?
+        serviceDiscovery: ServiceDiscoverySettings?,
+        maxMessageSize: Int = ListenerSettings.defaultMaxMessageSize,
+        idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout
     ) {
         self.name = name
         self.interface = interface
@@ -39,6 +50,8 @@ public struct ListenerSettings: Sendable, Equatable {
         self.deltaSync = deltaSync
         self.maxConnections = maxConnections
         self.serviceDiscovery = serviceDiscovery
+        self.maxMessageSize = maxMessageSize
+        self.idleTimeout = idleTimeout
     }
 }
 

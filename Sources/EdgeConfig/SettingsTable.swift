@@ -299,6 +299,52 @@ struct SettingsTable {
         return duration
     }
 
+    /// A duration as `duration(_:atLeast:)` reads it, or `"off"` (and 0), which both give `.zero`.
+    func durationOrOff(_ key: String) throws -> Duration? {
+        switch rawValue(key) {
+        case .override(let override) where override.text.trimmingWhitespace() == "off":
+            return .zero
+        case .file(let value) where value.string == "off":
+            return .zero
+        case nil, .override, .file:
+            return try duration(key)
+        }
+    }
+
+    /// A number of bytes, or a string such as `"512KiB"`, `"20MB"` or `"64MiB"`, within `range`.
+    func byteCount(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        let expectation =
+            "must be a size such as 1048576 (bytes), \"512KiB\", \"20MB\" or \"64MiB\""
+            + " (KB/MB/GB = 1000^n, KiB/MiB/GiB = 1024^n)"
+        let bytes: Int
+        switch rawValue(key) {
+        case nil:
+            return nil
+        case .override(let override):
+            guard let parsed = Int(byteCountText: override.text) else {
+                throw error(at: key, "\(expectation), got \"\(override.text)\"")
+            }
+            bytes = parsed
+        case .file(let value):
+            if let number = value.int, number >= 0 {
+                bytes = number
+            } else if let text = value.string, let parsed = Int(byteCountText: text) {
+                bytes = parsed
+            } else {
+                let got =
+                    value.int.map(String.init) ?? value.string.map { "\"\($0)\"" } ?? value.typeName
+                throw error(at: key, "\(expectation), got \(got)")
+            }
+        }
+        guard range.contains(bytes) else {
+            throw error(
+                at: key,
+                "must be between \(range.lowerBound.byteCountText) and \(range.upperBound.byteCountText), got \(bytes.byteCountText)"
+            )
+        }
+        return bytes
+    }
+
     /// An array of non-empty strings; its elements are reported as `key[index]`.
     func stringArray(_ key: String) throws -> [String]? {
         guard let value = table[key] else {

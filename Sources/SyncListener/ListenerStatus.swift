@@ -62,16 +62,21 @@ actor ListenerState {
         }
     }
 
-    func connectionOpened(database: String) {
+    /// Takes one of `limit` connection slots for an accepted upgrade; false when all are taken. Checking and
+    /// taking in one actor call keeps simultaneous handshakes from exceeding the limit.
+    func reserveConnection(database: String, limit: Int) -> Bool {
+        guard status.activeConnections < limit else { return false }
         status.totalConnections += 1
         status.activeConnections += 1
         if let index = status.databases.firstIndex(where: { $0.name == database }) {
             status.databases[index].totalConnections += 1
             status.databases[index].activeConnections += 1
         }
+        return true
     }
 
-    func connectionClosed(database: String) {
+    /// Frees the slot `reserveConnection` took, once the connection has closed.
+    func releaseConnection(database: String) {
         status.activeConnections -= 1
         if let index = status.databases.firstIndex(where: { $0.name == database }) {
             status.databases[index].activeConnections -= 1

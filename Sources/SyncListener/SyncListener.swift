@@ -7,7 +7,6 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import HummingbirdWebSocket
 import Logging
 import NetworkInterfaces
 import NIOCore
@@ -120,10 +119,19 @@ public struct SyncListener: Service {
     }
 
     private func serverBuilder() throws -> HTTPServerBuilder {
-        let upgrade = HTTPServerBuilder.http1WebSocketUpgrade(
-            webSocketRouter: makeWebSocketRouter(),
-            configuration: .init(ws: .init(maxFrameSize: Self.maxWebSocketFrameSize, autoPing: .disabled))
-        )
+        let listener = self
+        let upgrade = HTTPServerBuilder { responder in
+            SyncUpgradeChannel(
+                responder: responder,
+                maxFrameSize: Self.maxWebSocketFrameSize,
+                idleTimeout: listener.settings.idleTimeout,
+                judge: { path, headers, channel in
+                    await listener.judgeUpgrade(path: path, headers: headers, channel: channel)
+                },
+                serve: { accepted, webSocket, logger in
+                    await listener.replicate(accepted, webSocket: webSocket, logger: logger)
+                })
+        }
         guard let tlsConfiguration else { return upgrade }
         return try .tls(upgrade, tlsConfiguration: tlsConfiguration)
     }

@@ -42,11 +42,14 @@ struct TestGateway {
         authentication: ListenerAuthentication = .none,
         deltaSync: Bool = true,
         maxConnections: Int = 16,
+        maxMessageSize: Int = ListenerSettings.defaultMaxMessageSize,
+        idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout,
         port: Int = 0
     ) -> ListenerSettings {
         ListenerSettings(
             name: "test", interface: "127.0.0.1", port: port, tls: tls, authentication: authentication,
-            databases: [databaseName], deltaSync: deltaSync, maxConnections: maxConnections, serviceDiscovery: nil)
+            databases: [databaseName], deltaSync: deltaSync, maxConnections: maxConnections, serviceDiscovery: nil,
+            maxMessageSize: maxMessageSize, idleTimeout: idleTimeout)
     }
 
     /// Runs `body` while a listener with `settings` serves a fresh store (or the one in `dataDirectory`).

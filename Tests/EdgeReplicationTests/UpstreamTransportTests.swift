@@ -125,8 +125,9 @@ struct UpstreamTransportTests {
             let error = await Self.dialError {
                 try await Self.push(to: gateway, scheme: "ws", authentication: .basic(user: "alice", password: "nope"), tls: nil)
             }
-            guard case .upgradeRefused = error else {
-                Issue.record("expected a refused upgrade, got \(String(describing: error))")
+            // Our own listener's refusal, exactly as Couchbase Lite needs it to ask for credentials.
+            guard case .upgradeRefused(401, _, #"Basic charset="UTF-8""#, "Login required") = error else {
+                Issue.record("expected a 401 with a Basic challenge, got \(String(describing: error))")
                 return
             }
             #expect(error?.isTransient == false)

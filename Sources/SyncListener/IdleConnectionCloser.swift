@@ -1,0 +1,61 @@
+import Logging
+import NIOCore
+
+/// Closes a connection on which nothing has arrived for `timeout`: no request bytes during the handshake, no
+/// WebSocket frame afterwards (data or ping). Couchbase Lite pings every 300 s by default, so a live client is
+/// never idle for longer than that; a stalled or vanished one stops holding a connection slot.
+///
+/// It sits right after TLS, so it sees every decrypted byte whatever the pipeline above it becomes.
+final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let timeout: TimeAmount
+    private let logger: Logger
+    private var lastReceived = NIODeadline.now()
+    private var check: Scheduled<Void>?
+
+    init(timeout: TimeAmount, logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        lastReceived = .now()
+        scheduleCheck(context: context, at: lastReceived + timeout)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        check?.cancel()
+        check = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastReceived = .now()
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        check?.cancel()
+        check = nil
+        context.fireChannelInactive()
+    }
+
+    private func scheduleCheck(context: ChannelHandlerContext, at deadline: NIODeadline) {
+        // Rescheduled from the last read rather than on every read, so a busy connection costs no timers.
+        check = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.check = nil
+            let idleUntil = self.lastReceived + self.timeout
+            guard idleUntil <= .now() else {
+                self.scheduleCheck(context: context, at: idleUntil)
+                return
+            }
+            self.logger.info(
+                "closing idle connection",
+                metadata: [
+                    "peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")",
+                    "idle_timeout_ms": "\(self.timeout.nanoseconds / 1_000_000)",
+                ])
+            context.close(promise: nil)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import BLIPConnection
+import EdgeReplication
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOWebSocket
+@_spi(WSInternal) import WSCore
+
+extension SyncListener {
+    /// Judges a WebSocket upgrade request; `nil` leaves paths other than `/<db>/_blipsync` to the HTTP router.
+    ///
+    /// An accepted upgrade holds a connection slot from this moment until its channel closes, whether the
+    /// upgrade then completes or not.
+    func judgeUpgrade(path: String, headers: HTTPFields, channel: any Channel) async -> SyncUpgradeChannel.Verdict? {
+        guard let databaseName = Self.replicationDatabaseName(requestTarget: path) else { return nil }
+        do throws(Refusal) {
+            let accepted = try await validateSync(headers: headers, databaseName: databaseName)
+            let name = accepted.database.name
+            guard await state.reserveConnection(database: name, limit: settings.maxConnections) else {
+                throw Refusal.listenerFull
+            }
+            let state = self.state
+            channel.closeFuture.whenComplete { _ in
+                Task { await state.releaseConnection(database: name) }
+            }
+            return .accept(accepted, responseHeaders: [.secWebSocketProtocol: accepted.subprotocol.rawValue])
+        } catch {
+            logger.debug(
+                "refused replication upgrade",
+                metadata: ["status": "\(error.status.code)", "reason": "\(error.message)"])
+            return .refuse(error)
+        }
+    }
+
+    /// The database named by a `/<db>/_blipsync` request target (query ignored), percent-decoded.
+    static func replicationDatabaseName(requestTarget: String) -> String? {
+        let path = requestTarget.prefix { $0 != "?" }
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard components.count == 3, components[0].isEmpty, components[2] == "_blipsync",
+            let name = String(components[1]).removingPercentEncoding, !name.isEmpty
+        else { return nil }
+        return name
+    }
+
+    /// Runs a passive replication session on an upgraded connection until it closes.
+    func replicate(
+        _ accepted: AcceptedSync, webSocket: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, logger: Logger
+    ) async {
+        var configuration = BLIPConnection.Configuration()
+        configuration.maxIncomingMessageSize = settings.maxMessageSize
+        let connection: BLIPConnection
+        do {
+            connection = try BLIPConnection(
+                subprotocol: accepted.subprotocol.rawValue, configuration: configuration, logger: self.logger)
+        } catch {
+            logger.error("cannot set up a BLIP connection", metadata: ["error": "\(error)"])
+            try? await webSocket.channel.close()
+            return
+        }
+        let database = accepted.database
+        let session = PassiveReplicationSession(
+            connection: connection, database: database,
+            configuration: .init(
+                servedCollections: servedCollections[database.name] ?? [.default], deltaSync: settings.deltaSync),
+            logger: self.logger)
+        await session.start()
+        do {
+            _ = try await WebSocketHandler.handle(
+                type: .server,
+                // Couchbase Lite pings and we answer; it negotiates no extension, and BLIP is binary.
+                configuration: .init(
+                    extensions: [], autoPing: .disabled, validateUTF8: false,
+                    maxFrameSize: Self.maxWebSocketFrameSize),
+                asyncChannel: webSocket,
+                context: ListenerWebSocketContext(logger: self.logger),
+                handler: { inbound, outbound, _ in
+                    try await connection.run(inbound: inbound, outbound: outbound)
+                })
+        } catch {
+            self.logger.debug("replication connection ended", metadata: ["error": "\(error)"])
+        }
+        await session.stop()
+    }
+}
+
+struct ListenerWebSocketContext: WebSocketContext {
+    let logger: Logger
+}

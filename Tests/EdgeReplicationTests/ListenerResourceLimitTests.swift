@@ -1,0 +1,163 @@
+import BLIPCodec
+import BLIPConnection
+import Foundation
+import NIOCore
+import NIOWebSocket
+import HummingbirdWSClient
+import ReplicationProtocol
+import SyncListener
+import Testing
+import UpstreamDialer
+
+/// A client that stalls or floods cannot hold the listener's resources: silent connections are closed after the
+/// idle timeout, and an oversized message closes only the connection that sent it.
+@Suite("The sync listener's idle timeout and message size limit")
+struct ListenerResourceLimitTests {
+    /// Runs a BLIP connection over a dialed WebSocket (pinging every `heartbeat`); returns the server's close frame.
+    @discardableResult
+    static func withDialedPeer(
+        port: Int, heartbeat: Duration? = nil, _ body: @escaping @Sendable (ActivePeer) async throws -> Void
+    ) async throws -> WebSocketCloseFrame? {
+        try await ListenerUpgradeTests.dialer(port: port, heartbeat: heartbeat).run { session in
+            let connection = try BLIPConnection(subprotocol: session.subprotocol, logger: testLogger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await connection.run(inbound: session.inbound, outbound: session.outbound) }
+                do {
+                    try await body(ActivePeer(connection: connection))
+                } catch {
+                    await connection.close()
+                    throw error
+                }
+                await connection.close()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// A request any session answers: the checkpoint of a client that never saved one is a 404 error reply.
+    static func expectAnswered(by peer: ActivePeer, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let missing = try await peer.errorReply(for: GetCheckpointRequest(client: "limits"))
+        #expect(missing?.code == 404, sourceLocation: sourceLocation)
+    }
+
+    @Test("a client that sends nothing is closed after the idle timeout, and its slot is freed")
+    func silentClientIsClosed() async throws {
+        try await TestGateway.run(settings: TestGateway.settings(idleTimeout: .seconds(1))) { gateway in
+            let started = ContinuousClock.now
+            do {
+                try await ListenerUpgradeTests.dialer(port: gateway.port).run { session in
+                    for try await _ in session.inbound {}
+                }
+            } catch UpstreamDialError.handshakeIncomplete {
+                // On a loaded machine the upgrade can take longer than the timeout, during which the client
+                // sends nothing either: the listener then closes it before the 101, which is the same rule.
+            }
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10), "closed after \(elapsed)")
+            try await eventually("the slot to be released") { await gateway.listener.status().activeConnections == 0 }
+        }
+    }
+
+    @Test("a client that only pings, or keeps sending requests, outlives the idle timeout")
+    func activeClientsStayOpen() async throws {
+        let idleTimeout = Duration.seconds(2)
+        let duration = idleTimeout * 3
+        try await TestGateway.run(settings: TestGateway.settings(idleTimeout: idleTimeout)) { gateway in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let sends = SendTimes()
+                    // The upgrade request counts as the client's first frame.
+                    await sends.mark()
+                    do {
+                        try await ListenerUpgradeTests.dialer(port: gateway.port).run { session in
+                            try await withThrowingTaskGroup(of: Void.self) { pinging in
+                                pinging.addTask {
+                                    for try await _ in session.inbound {}
+                                    throw BLIPConnectionError.closedByPeer
+                                }
+                                pinging.addTask {
+                                    let end = ContinuousClock.now + duration
+                                    while ContinuousClock.now < end {
+                                        await sends.mark()
+                                        try await session.outbound.write(
+                                            .custom(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())))
+                                        try await Task.sleep(for: .milliseconds(250))
+                                    }
+                                }
+                                try await pinging.next()
+                                pinging.cancelAll()
+                            }
+                        }
+                    } catch {
+                        try await Self.expectSilence(in: sends, longEnoughFor: idleTimeout, explaining: error)
+                    }
+                }
+                group.addTask {
+                    let sends = SendTimes()
+                    // The upgrade request counts as the client's first frame.
+                    await sends.mark()
+                    do {
+                        try await Self.withDialedPeer(port: gateway.port) { peer in
+                            let end = ContinuousClock.now + duration
+                            while ContinuousClock.now < end {
+                                await sends.mark()
+                                try await Self.expectAnswered(by: peer)
+                                try await Task.sleep(for: .milliseconds(250))
+                            }
+                        }
+                    } catch {
+                        try await Self.expectSilence(in: sends, longEnoughFor: idleTimeout, explaining: error)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// A closed connection is only right if the client itself fell silent: on a loaded machine its sending task
+    /// can be starved for seconds. Half the timeout allows for frames also delayed on their way to the listener.
+    static func expectSilence(
+        in sends: SendTimes, longEnoughFor idleTimeout: Duration, explaining error: any Error,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let gap = await sends.longestGap(until: .now)
+        #expect(
+            gap >= idleTimeout / 2,
+            "closed (\(error)) although the client sent something at least every \(gap)",
+            sourceLocation: sourceLocation)
+    }
+
+    @Test("a message over max_message_size closes that connection with 1002; another one keeps working")
+    func oversizedMessage() async throws {
+        let limit = 64 << 10
+        try await TestGateway.run(settings: TestGateway.settings(maxMessageSize: limit)) { gateway in
+            try await Self.withDialedPeer(port: gateway.port) { bystander in
+                try await Self.expectAnswered(by: bystander)
+                let closeFrame = try await Self.withDialedPeer(port: gateway.port) { flooder in
+                    // Well within one message of a normal session, but four times the configured limit.
+                    let body = (0..<(4 * limit)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                    let oversized = BLIPMessage(
+                        kind: .request, properties: ["Profile": "getCheckpoint", "client": "x"],
+                        body: body, isCompressed: false)
+                    await #expect(throws: (any Error).self) { _ = try await flooder.connection.sendRequest(oversized) }
+                }
+                #expect(closeFrame?.closeCode == .protocolError)
+                #expect(closeFrame?.reason?.contains("exceeds the limit of \(limit)") == true, "\(String(describing: closeFrame))")
+                try await Self.expectAnswered(by: bystander)
+            }
+        }
+    }
+}
+
+/// When a client sent its frames, to tell a listener that closed too early from a client that was starved.
+actor SendTimes {
+    private var times: [ContinuousClock.Instant] = []
+
+    func mark() {
+        times.append(.now)
+    }
+
+    func longestGap(until end: ContinuousClock.Instant) -> Duration {
+        zip(times, times.dropFirst() + [end]).map { $1 - $0 }.max() ?? .zero
+    }
+}

@@ -1,0 +1,238 @@
+import BLIPCodec
+import EdgeStore
+import Foundation
+import HummingbirdWSClient
+import NIOCore
+import Testing
+import UpstreamDialer
+
+/// Couchbase Lite 3.2.4's own client frames, replayed byte for byte to the listener over a real WebSocket.
+///
+/// Each client frame of the recorded connection is sent as one binary WebSocket message, in wire order, once
+/// the replies the recorded client had received before sending it have arrived from our listener. The frames
+/// are valid as they stand: they are deflated with the client's own stream and carry the client's running CRC,
+/// neither of which depends on the other side. Our replies are decoded with BLIPCodec; every one must be a
+/// success, except where the recorded LiteCore peer answered with the same error (a missing checkpoint is a
+/// 404), and the pushed revisions must end up in the store with the recorded revision IDs.
+///
+/// Replayed: `push-oneshot` (one connection) and `update-delete` (a first push, then, on a second connection,
+/// an update and a deletion whose `setCheckpoint` names the `1-cc` checkpoint revision our first answer
+/// created, as LiteCore's did).
+///
+/// Not replayable verbatim, because the recorded client frames answer requests of the recorded passive peer:
+/// pull transcripts (`pull-oneshot`, `pull-tombstone`, the pulling connections of `blob`, `conflict`, `delta`,
+/// `collections`, `pushpull-continuous`) reply to the peer's `changes` and `rev` messages by message number and
+/// acknowledge its bytes with ACK frames, so they only make sense if our listener sent exactly the recorded
+/// messages, with the recorded sequences and revision IDs of a LiteCore database. `auth-fail` needs a listener
+/// with the recorded password. Those transcripts are covered at the codec level in BLIPCodecTests.
+@Suite("Couchbase Lite's recorded client frames replayed to the listener")
+struct RecordedClientReplayTests {
+    @Test("push-oneshot: three new documents with their recorded revision IDs")
+    func pushOneShot() async throws {
+        let connections = try RecordedClientConnection.load("push-oneshot.jsonl")
+        try await TestGateway.run { gateway in
+            let pushed = try await Self.replay(connections, to: gateway)
+            #expect(pushed.map(\.docID).sorted() == ["doc-0", "doc-1", "doc-2"])
+            #expect(pushed.contains { $0.docID == "doc-0" && $0.revID == "1-53ae3384db3684f9657c91c271e5592b8a146c8c" })
+            try await Self.expectStored(pushed, in: gateway)
+        }
+    }
+
+    @Test("update-delete: a second session updates one document and deletes another")
+    func updateAndDelete() async throws {
+        let connections = try RecordedClientConnection.load("update-delete.jsonl")
+        #expect(connections.count == 2)
+        try await TestGateway.run { gateway in
+            let pushed = try await Self.replay(connections, to: gateway)
+            #expect(pushed.contains { $0.docID == "doc-1" && $0.deleted })
+            #expect(pushed.contains { $0.docID == "doc-0" && $0.revID.hasPrefix("2-") })
+            try await Self.expectStored(pushed, in: gateway)
+        }
+    }
+
+    /// Replays the connections one after the other; returns the `rev`s pushed, last one per document.
+    static func replay(
+        _ connections: [RecordedClientConnection], to gateway: TestGateway
+    ) async throws -> [PushedRevision] {
+        var pushed: [String: PushedRevision] = [:]
+        for connection in connections {
+            let dialer = try ListenerUpgradeTests.dialer(port: gateway.port)
+            let revisions = try await withThrowingTaskGroup(of: [PushedRevision].self) { group in
+                group.addTask {
+                    let box = PushedRevisionsBox()
+                    try await dialer.run { session in
+                        await box.set(try await replay(connection, inbound: session.inbound, outbound: session.outbound))
+                    }
+                    return await box.revisions
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    throw TimedOut(what: "the replay of connection \(connection.conn)")
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
+            for revision in revisions {
+                pushed[revision.docID] = revision
+            }
+        }
+        return Array(pushed.values)
+    }
+
+    private static func replay(
+        _ connection: RecordedClientConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+    ) async throws -> [PushedRevision] {
+        var client = try RecordedClientConnection.Decoding()
+        var server = try RecordedClientConnection.Decoding()
+        var iterator = inbound.makeAsyncIterator()
+        /// Reads our listener's frames until it has answered `numbers`.
+        func awaitReplies(to numbers: Set<UInt64>) async throws {
+            while !numbers.isSubset(of: server.repliesByNumber.keys) {
+                guard let frame = try await iterator.next() else {
+                    throw TimedOut(what: "replies to \(numbers.sorted()); the listener closed the connection")
+                }
+                #expect(frame.opcode == .binary)
+                try server.receive(Array(frame.data.readableBytesView))
+            }
+        }
+        var awaitingReply: Set<UInt64> = []
+        for frame in connection.frames {
+            try await awaitReplies(to: frame.repliesReceivedBefore)
+            for request in try client.receive(frame.payload) where !request.isNoReply {
+                server.assembler.expectReply(to: request.number)
+                awaitingReply.insert(request.number)
+            }
+            try await outbound.write(.binary(ByteBuffer(bytes: frame.payload)))
+        }
+        try await awaitReplies(to: awaitingReply)
+        for number in awaitingReply.sorted() {
+            let reply = server.repliesByNumber[number]!
+            let profile = client.requests.first { $0.number == number }?.properties["Profile"] ?? "?"
+            if let recordedCode = connection.recordedErrorCodes[number] {
+                #expect(reply.errorReply?.code == recordedCode, "\(profile) #\(number): \(reply)")
+            } else {
+                #expect(reply.kind == .reply, "\(profile) #\(number): \(String(describing: reply.errorReply))")
+            }
+        }
+        return client.requests.filter { $0.properties["Profile"] == "rev" }.map { rev in
+            PushedRevision(
+                docID: rev.properties["id"] ?? "", revID: rev.properties["rev"] ?? "",
+                deleted: rev.properties["deleted"].map { $0 != "0" && $0 != "false" } ?? false)
+        }
+    }
+
+    static func expectStored(_ pushed: [PushedRevision], in gateway: TestGateway) async throws {
+        let database = try await gateway.database
+        for revision in pushed {
+            let stored = try await database.document(revision.docID)
+            #expect(stored?.revID.description == revision.revID, "\(revision.docID)")
+            #expect(stored?.deleted == revision.deleted, "\(revision.docID)")
+        }
+    }
+}
+
+struct PushedRevision: Sendable, Equatable {
+    var docID: String
+    var revID: String
+    var deleted: Bool
+}
+
+actor PushedRevisionsBox {
+    private(set) var revisions: [PushedRevision] = []
+
+    func set(_ revisions: [PushedRevision]) {
+        self.revisions = revisions
+    }
+}
+
+/// The client side of one recorded connection of a Couchbase Lite 3.2.4 transcript
+/// (Tests/BLIPCodecTests/Fixtures/cbl-3.2.4, format in its README).
+struct RecordedClientConnection: Sendable {
+    struct Frame: Sendable {
+        /// The unmasked WebSocket payload: one BLIP frame.
+        var payload: [UInt8]
+        /// Numbers of the client's requests that the recorded peer had answered before the client sent this.
+        var repliesReceivedBefore: Set<UInt64>
+    }
+
+    var conn: Int
+    /// The client's binary frames in wire order; close frames are left to the WebSocket layer.
+    var frames: [Frame]
+    /// Error codes of the recorded peer's error replies, by request number.
+    var recordedErrorCodes: [UInt64: Int]
+
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("BLIPCodecTests/Fixtures/cbl-3.2.4")
+
+    /// The connections of a transcript that upgraded, in recorded order.
+    static func load(_ fileName: String) throws -> [RecordedClientConnection] {
+        let text = try String(contentsOf: directory.appendingPathComponent(fileName), encoding: .utf8)
+        var connections: [Int: RecordedClientConnection] = [:]
+        var answered: [Int: Set<UInt64>] = [:]
+        for line in text.split(separator: "\n").dropFirst() {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+            guard object["kind"] as? String == "ws_frame", object["opcode"] as? Int == 2,
+                let conn = object["conn"] as? Int, let hex = object["payload_hex"] as? String
+            else { continue }
+            let decoded = object["decoded_by_fixture_tool"] as? [String: Any] ?? [:]
+            var connection = connections[conn] ?? RecordedClientConnection(conn: conn, frames: [], recordedErrorCodes: [:])
+            if object["direction"] as? String == "active->passive" {
+                connection.frames.append(Frame(payload: try bytes(hex: hex), repliesReceivedBefore: answered[conn] ?? []))
+            } else if let type = decoded["type"] as? String, type == "RPY" || type == "ERR",
+                let number = decoded["msg_no"] as? Int
+            {
+                answered[conn, default: []].insert(UInt64(number))
+                let properties = decoded["properties"] as? [String: Any]
+                if type == "ERR", let code = (properties?["Error-Code"] as? String).flatMap(Int.init) {
+                    connection.recordedErrorCodes[UInt64(number)] = code
+                }
+            }
+            connections[conn] = connection
+        }
+        return connections.keys.sorted().compactMap { connections[$0] }
+    }
+
+    static func bytes(hex: String) throws -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(hex.utf8.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else {
+                throw TimedOut(what: "valid hex in the fixture")
+            }
+            result.append(byte)
+            index = next
+        }
+        return result
+    }
+
+    /// One direction's BLIP state: a long-lived inflater and running CRC, and message reassembly.
+    struct Decoding {
+        let decoder: BLIPFrameDecoder
+        var assembler = MessageAssembler()
+        var requests: [BLIPMessage] = []
+        var repliesByNumber: [UInt64: BLIPMessage] = [:]
+
+        init() throws {
+            decoder = try BLIPFrameDecoder()
+        }
+
+        /// Decodes one frame; returns the requests it completed.
+        @discardableResult
+        mutating func receive(_ frame: [UInt8]) throws -> [BLIPMessage] {
+            guard case .data(let data) = try decoder.decode(frame),
+                let message = try assembler.receive(data).message
+            else { return [] }
+            switch message.kind {
+            case .request:
+                requests.append(message)
+                return [message]
+            case .reply, .error:
+                repliesByNumber[message.number] = message
+                return []
+            }
+        }
+    }
+}

@@ -230,7 +230,6 @@ let package = Package(
                 "EdgeDiscovery",
                 "NetworkInterfaces",
                 "UpstreamDialer",
-                .product(name: "X509", package: "swift-certificates"),
                 "ReplicationProtocol",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),

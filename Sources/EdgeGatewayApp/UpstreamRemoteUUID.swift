@@ -13,10 +13,15 @@ public enum UpstreamRemoteUUID {
     /// The UUID the upstream's checkpoints are keyed by, generating and storing one if there is none yet.
     public static func resolve(for settings: UpstreamSettings, in database: DocumentDatabase) async throws -> String {
         if let configured = settings.remoteUUID { return configured }
-        if let stored = try await stored(upstream: settings.name, in: database) { return stored }
+        return try await resolve(upstream: settings.name, in: database)
+    }
+
+    /// The stored UUID of the upstream named `upstream`, generating and storing one if there is none yet.
+    public static func resolve(upstream: String, in database: DocumentDatabase) async throws -> String {
+        if let stored = try await stored(upstream: upstream, in: database) { return stored }
         let uuid = UUID().uuidString.lowercased()
         try await database.putLocalDocument(
-            documentID(upstream: settings.name), body: try JSONSerialization.data(withJSONObject: ["uuid": uuid]),
+            documentID(upstream: upstream), body: try JSONSerialization.data(withJSONObject: ["uuid": uuid]),
             expectedRevID: nil)
         return uuid
     }

@@ -142,8 +142,7 @@ struct ReplicateCommand: AsyncParsableCommand {
             return try await UpstreamRemoteUUID.resolve(for: configured, in: database)
         }
         if let remoteUUID { return remoteUUID }
-        return try await UpstreamRemoteUUID.resolve(
-            for: .commandLine(url: url, database: database.name), in: database)
+        return try await UpstreamRemoteUUID.resolve(upstream: "cli:\(url)", in: database)
     }
 
     private static func cancelOnSignals(_ task: Task<Void, any Error>) -> [any DispatchSourceSignal] {
@@ -154,17 +153,6 @@ struct ReplicateCommand: AsyncParsableCommand {
             source.resume()
             return source
         }
-    }
-}
-
-extension UpstreamSettings {
-    /// A stand-in upstream for an ad-hoc `replicate --url`, so that it gets a remote UUID of its own.
-    static func commandLine(url: String, database: String) -> UpstreamSettings {
-        UpstreamSettings(
-            name: "cli:\(url)", database: database, url: URL(string: url)!, direction: .pushAndPull,
-            continuous: false, collections: [], documentIDs: [], channels: [], authentication: .none,
-            serverTrust: nil, heartbeat: .seconds(300), maxAttempts: 0, maxAttemptWait: .seconds(300),
-            conflictResolver: .default, remoteUUID: nil)
     }
 }
 

@@ -52,6 +52,20 @@ extension ServerTrustPolicy {
         .ca(roots: try Self.readCertificates(path).map { $0.certificate }, checkHostname: checkHostname)
     }
 
+    /// Trusts the CA certificates stored in all of `paths`.
+    public static func ca(rootsFiles paths: [String], checkHostname: Bool) throws(TrustError) -> ServerTrustPolicy {
+        .ca(roots: try certificates(inFiles: paths), checkHostname: checkHostname)
+    }
+
+    /// The certificates of PEM or DER files, in order: CA roots for servers and for client-certificate checks.
+    public static func certificates(inFiles paths: [String]) throws(TrustError) -> [Certificate] {
+        var certificates: [Certificate] = []
+        for path in paths {
+            certificates += try readCertificates(path).map(\.certificate)
+        }
+        return certificates
+    }
+
     /// Reads the certificates of a PEM or DER file, keeping each one's exact DER bytes, which pins depend on.
     private static func readCertificates(
         _ path: String

@@ -31,7 +31,7 @@ extension ActiveReplicator {
         if let activeSession {
             return Int64(clamping: await activeSession.checkpointer.current.local)
         }
-        let saved = try await Checkpointer.savedLocalCopy(in: database, checkpointID: checkpointID, logger: logger)
+        let saved = try await Checkpointer.savedLocalCopy(in: database, checkpointID: checkpointID(), logger: logger)
         return Int64(clamping: saved?.local ?? 0)
     }
 }

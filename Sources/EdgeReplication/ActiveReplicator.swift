@@ -353,7 +353,7 @@ public actor ActiveReplicator {
         let collections = configuration.collections
         if collections == [.default] {
             let checkpointer = try await Checkpointer(
-                database: database, checkpointID: checkpointID, connection: connection, logger: logger)
+                database: database, checkpointID: checkpointID(), connection: connection, logger: logger)
             try await checkpointer.reconcileWithPeer()
             return [
                 ActiveReplicatorSession(
@@ -425,19 +425,12 @@ public actor ActiveReplicator {
         }
     }
 
-    /// The checkpoint ID of a named collection; the default collection keeps the ID it always had.
-    func checkpointID(for collection: EdgeStore.CollectionName) -> String {
-        guard collection != .default else { return checkpointID }
-        return Checkpointer.checkpointID(
-            localUUID: database.uuid, remoteUUID: configuration.remoteUUID, docIDs: configuration.documentIDFilter,
-            channels: configuration.channelFilter, collection: collection.description)
-    }
-
-    /// This pairing's checkpoint ID: the filters are part of it, so changing them starts over.
-    var checkpointID: String {
+    /// The checkpoint ID of a collection: the filters are part of it, so changing them starts over; the default
+    /// collection keeps the ID it always had.
+    func checkpointID(for collection: EdgeStore.CollectionName = .default) -> String {
         Checkpointer.checkpointID(
             localUUID: database.uuid, remoteUUID: configuration.remoteUUID, docIDs: configuration.documentIDFilter,
-            channels: configuration.channelFilter)
+            channels: configuration.channelFilter, collection: collection == .default ? nil : collection.description)
     }
 
     func recordTotal(_ count: Int) {

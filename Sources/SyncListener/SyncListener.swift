@@ -158,13 +158,7 @@ public struct SyncListener: Service {
             }
             var clientAuthentication = TLSIdentity.ClientAuthentication.none
             if case .clientCertificate(let authorities) = settings.authentication {
-                // EdgeIdentity's CA loader reads PEM bundles; its roots are reused as the client trust anchors.
-                let roots = try authorities.flatMap { path in
-                    switch try ServerTrustPolicy.ca(rootsFile: path, checkHostname: false) {
-                    case .ca(let certificates, _): return certificates
-                    case .systemRoots, .selfSignedOnly, .pinned: return []
-                    }
-                }
+                let roots = try ServerTrustPolicy.certificates(inFiles: authorities)
                 clientAuthentication = .required(trustedRoots: roots)
             }
             return (identity, try identity.serverTLSConfiguration(clientAuthentication: clientAuthentication))

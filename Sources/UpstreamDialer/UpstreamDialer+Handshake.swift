@@ -1,4 +1,5 @@
 import EdgeIdentity
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -116,9 +117,10 @@ extension UpstreamDialer {
         }
         switch outcome {
         case .upgraded(let channel, let chosen):
-            guard let chosen = chosen?.trimmingSpaces, options.subprotocols.contains(chosen) else {
+            let chosen = chosen?.trimmingCharacters(in: .whitespaces)
+            guard let chosen, options.subprotocols.contains(chosen) else {
                 try? await channel.channel.close()
-                throw .subprotocolRejected(offered: options.subprotocols, chosen: chosen?.trimmingSpaces)
+                throw .subprotocolRejected(offered: options.subprotocols, chosen: chosen)
             }
             return (channel, chosen)
         case .refused(let response):
@@ -166,18 +168,5 @@ extension UpstreamDialer {
             return "connection timed out after \(amount.nanoseconds / 1_000_000) ms"
         }
         return "\(error)"
-    }
-}
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }

@@ -118,9 +118,7 @@ struct PairedUpstreamTests {
         let pair = try await a.run(["pair", "--format", "text", "--address", "127.0.0.1"])
         #expect(pair.status == 0, "\(pair.standardError)")
         let payload = try #require(pair.standardOutput.split(separator: "\n").first { $0.hasPrefix("edgegw://") })
-        let originalFingerprint = try #require(
-            try await a.run(["cert", "show"]).standardOutput.split(separator: "\n")
-                .first { $0.hasPrefix("SHA-256:") }?.dropFirst("SHA-256:".count).trimmingCharacters(in: .whitespaces))
+        let originalFingerprint = try await PairingCommandTests.showSHA256(config: a.config)
 
         let b = try Self.upstreamNode(directory: root.appendingPathComponent("b"), target: #"pairing = "\#(payload)""#)
         let check = try await EdgeGatewayBinary.run(["config", "check", b.config])
@@ -137,9 +135,7 @@ struct PairedUpstreamTests {
         Self.stop(nodeA)
         let rotate = try await a.run(["cert", "rotate"])
         #expect(rotate.status == 0, "\(rotate.standardError)")
-        let rotatedFingerprint = try #require(
-            try await a.run(["cert", "show"]).standardOutput.split(separator: "\n")
-                .first { $0.hasPrefix("SHA-256:") }?.dropFirst("SHA-256:".count).trimmingCharacters(in: .whitespaces))
+        let rotatedFingerprint = try await PairingCommandTests.showSHA256(config: a.config)
         #expect(rotatedFingerprint != originalFingerprint)
         nodeA = try await a.serve()
         defer { Self.stop(nodeA) }
@@ -177,9 +173,7 @@ struct PairedUpstreamTests {
 
         let added = try await b.run(["trust", "add", "127.0.0.1:\(listenerPort)", "--yes"])
         #expect(added.status == 0, "\(added.standardError)")
-        let fingerprint = try #require(
-            try await a.run(["cert", "show"]).standardOutput.split(separator: "\n")
-                .first { $0.hasPrefix("SHA-256:") }?.dropFirst("SHA-256:".count).trimmingCharacters(in: .whitespaces))
+        let fingerprint = try await PairingCommandTests.showSHA256(config: a.config)
         #expect(added.standardOutput.contains(fingerprint))
         #expect(try await b.run(["trust", "list"]).standardOutput.contains("127.0.0.1:\(listenerPort)  \(fingerprint)"))
 

@@ -6,7 +6,6 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
-import X509
 
 /// Keeps one `[[upstream]]` replicating: runs the active replicator, retries transient failures with
 /// exponential back-off and jitter, stops on permanent ones, and reports all of it to /health.
@@ -131,13 +130,7 @@ final class UpstreamService: Service, HealthReporting {
         case .certificateAuthorities(let files) where files.isEmpty:
             policy = .systemRoots(checkHostname: true)
         case .certificateAuthorities(let files):
-            var roots: [Certificate] = []
-            for file in files {
-                guard case .ca(let fileRoots, _) = try ServerTrustPolicy.ca(rootsFile: file, checkHostname: true)
-                else { continue }
-                roots += fileRoots
-            }
-            policy = .ca(roots: roots, checkHostname: true)
+            policy = try .ca(rootsFiles: files, checkHostname: true)
         case .selfSignedOnly:
             policy = .selfSignedOnly
         case .pinnedCertificate(let path):

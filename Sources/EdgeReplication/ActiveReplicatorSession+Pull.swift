@@ -186,22 +186,17 @@ extension ActiveReplicatorSession {
         } catch {
             throw error.errorReply.blipError
         }
-        let resolver = configuration.conflictResolver
-        let results = try await storeCall {
-            try await database.insertExistingRevisions(
-                [revision], in: collection, resolvingConflictsWith: { resolver.resolve($0) })
-        }
-        switch results.first {
-        case .failed(let error)?:
+        switch try await storeCall({ try await inserter.insert(revision) }) {
+        case .failed(let error):
             throw error.errorReply.blipError
-        case .resolvedConflict(_, let resolvedRevID)?:
+        case .resolvedConflict(_, let resolvedRevID):
             logger.info(
                 "resolved a conflict with a pulled revision",
                 metadata: [
                     "doc": "\(request.docID)", "pulled": "\(request.revisionID)", "resolved": "\(resolvedRevID)",
-                    "resolver": "\(resolver.rawValue)",
+                    "resolver": "\(configuration.conflictResolver.rawValue)",
                 ])
-        case .inserted?, .alreadyPresent?, nil:
+        case .inserted, .alreadyPresent:
             break
         }
     }

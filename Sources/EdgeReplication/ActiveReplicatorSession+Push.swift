@@ -67,17 +67,22 @@ extension ActiveReplicatorSession {
             accepted += acceptedRetries
             await replicator.recordCompleted(stillConflicting.count)
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            for proposal in accepted {
-                if inFlight >= Self.maxRevisionsInFlight {
-                    try await group.next()
-                    inFlight -= 1
-                }
-                group.addTask { try await self.sendRevision(proposal) }
-                inFlight += 1
+        // Bodies are read a window at a time, each window from one snapshot, and all of a window's
+        // `rev`s are in flight together; the upstream acknowledges each once it is durable.
+        for window in RevisionWindow.groups(accepted, bodySize: \.change.bodySize) {
+            let requests = window.map { proposal in
+                OutgoingRevisionRequest(
+                    docID: proposal.change.docID, revID: proposal.change.revID,
+                    knownRevIDs: Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? []),
+                    maxHistory: maxHistory)
             }
-            try await group.waitForAll()
+            let revisions = try await database.outgoingRevisions(requests, in: collection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (proposal, revision) in zip(window, revisions) {
+                    group.addTask { try await self.sendRevision(proposal.change, revision) }
+                }
+                try await group.waitForAll()
+            }
         }
         if let last = batch.last {
             await checkpointer.setLocal(UInt64(last.sequence))
@@ -130,36 +135,29 @@ extension ActiveReplicatorSession {
     /// The history of a change's revision; `nil` once the revision is gone, as when the pull
     /// resolved a conflict by removing the local branch while this batch was in flight.
     private func ancestry(
-        of change: Change, stoppingAt known: Set<RevisionID> = [], maxCount: Int = .max
+        of change: Change, maxCount: Int = .max
     ) async throws -> [RevisionID]? {
         do {
             return try await database.revisionHistory(
-                change.docID, revID: change.revID, in: collection, stoppingAt: known, maxCount: maxCount)
+                change.docID, revID: change.revID, in: collection, maxCount: maxCount)
         } catch StoreError.revisionNotFound, StoreError.documentNotFound {
             return nil
         }
     }
 
     /// Sends one revision with its history down to the revision the upstream is believed to have.
-    private func sendRevision(_ proposal: Proposal) async throws {
-        let change = proposal.change
-        guard let stored = try await database.revision(change.docID, revID: change.revID, in: collection),
-            let body = stored.body
-        else {
-            // Superseded or compacted since the batch was read; its successor has a later sequence.
-            await replicator.recordCompleted(1)
-            return
-        }
-        let known = Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? [])
-        guard let ancestry = try await ancestry(of: change, stoppingAt: known, maxCount: maxHistory) else {
+    private func sendRevision(_ change: Change, _ revision: OutgoingRevision?) async throws {
+        guard let revision else {
+            // Superseded, compacted or removed by a pulled conflict's resolution since the batch
+            // was read; a successor, if any, has a later sequence.
             await replicator.recordCompleted(1)
             return
         }
         let request = RevRequest(
             docID: change.docID, revisionID: try WireRevisionID(change.revID),
-            history: RevisionHistory(try ancestry.map { try WireRevisionID($0) }),
-            sequence: .number(JSONNumber(change.sequence)), deleted: stored.deleted, noConflicts: true,
-            collection: collectionIndex, body: Array(body))
+            history: RevisionHistory(try revision.history.map { try WireRevisionID($0) }),
+            sequence: .number(JSONNumber(change.sequence)), deleted: revision.deleted, noConflicts: true,
+            collection: collectionIndex, body: Array(revision.body))
         do {
             _ = try await connection.sendRequest(.request(request))
             await replicator.recordCompleted(1)

@@ -20,8 +20,6 @@ actor ActiveReplicatorSession {
     }
 
     static let handledProfiles: [Profile] = [.changes, .rev, .norev, .getAttachment]
-    /// `rev`s pushed at once; the peer replies to each only after storing it.
-    static let maxRevisionsInFlight = 10
 
     let replicator: ActiveReplicator
     let connection: BLIPConnection
@@ -33,6 +31,9 @@ actor ActiveReplicatorSession {
     let checkpointer: Checkpointer
     let configuration: ActiveReplicator.Configuration
     let logger: Logger
+    /// Stores pulled revisions, resolving conflicts with the configured resolver; revisions that
+    /// arrive together share a transaction.
+    let inserter: RevisionInserter
 
     var isStopping = false
     var pushIsIdle: Bool
@@ -66,6 +67,8 @@ actor ActiveReplicatorSession {
         self.checkpointer = checkpointer
         self.configuration = configuration
         self.logger = logger
+        let resolver = configuration.conflictResolver
+        inserter = RevisionInserter(database: database, collection: collection, resolver: { resolver.resolve($0) })
         pushIsIdle = !configuration.direction.pushes
         pullIsIdle = !configuration.direction.pulls
     }

@@ -127,21 +127,31 @@ extension PassiveReplicationSession {
         let replyMessage = try await connection.sendRequest(.request(request, isUrgent: true))
         let reply = try replyMessage.decode(ChangesReply.self)
         let capabilities = await receiver.update(with: reply.capabilities)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            for (index, change) in offered.enumerated() {
-                guard case .send(let known) = reply.entry(at: index) else { continue }
-                if inFlight >= configuration.maxRevisionsInFlight {
-                    try await group.next()
-                    inFlight -= 1
+        let requested = offered.enumerated().compactMap { index, change -> (Change, [WireRevisionID])? in
+            guard case .send(let known) = reply.entry(at: index) else { return nil }
+            return (change, known)
+        }
+        // Bodies are read a window at a time, each window from one snapshot, and all of a window's
+        // `rev`s are in flight together.
+        for window in RevisionWindow.groups(requested, bodySize: \.0.bodySize) {
+            let revisions = try await database.outgoingRevisions(
+                window.map { change, known in
+                    OutgoingRevisionRequest(
+                        docID: change.docID, revID: change.revID,
+                        knownRevIDs: Set(known.compactMap { try? RevisionID($0) }),
+                        maxHistory: capabilities.effectiveMaxHistory)
+                },
+                in: subscription.keyspace.collection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for ((change, known), revision) in zip(window, revisions) {
+                    group.addTask {
+                        try await self.sendRevision(
+                            change, revision, knownAncestors: known, capabilities: capabilities,
+                            keyspace: subscription.keyspace)
+                    }
                 }
-                group.addTask {
-                    try await self.sendRevision(
-                        change, knownAncestors: known, capabilities: capabilities, keyspace: subscription.keyspace)
-                }
-                inFlight += 1
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
         }
     }
 }

@@ -100,8 +100,8 @@ extension PassiveReplicationSession {
         } catch {
             throw error.errorReply.blipError
         }
-        let results = try await storeCall { try await database.insertExistingRevisions([revision], in: keyspace.collection) }
-        if case .failed(let error)? = results.first {
+        let inserter = inserter(for: keyspace)
+        if case .failed(let error) = try await storeCall({ try await inserter.insert(revision) }) {
             throw error.errorReply.blipError
         }
         return request.reply()

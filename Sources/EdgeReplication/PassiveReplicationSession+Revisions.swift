@@ -5,21 +5,18 @@ import ReplicationProtocol
 
 // Sending one pulled revision (spec §3.7, §3.8, §6, §7.2).
 extension PassiveReplicationSession {
+    /// Sends `revision`, as read for `change`, or a `norev` when it is gone.
     func sendRevision(
-        _ change: Change, knownAncestors: [WireRevisionID], capabilities: ReceiverCapabilities, keyspace: Keyspace
+        _ change: Change, _ revision: OutgoingRevision?, knownAncestors: [WireRevisionID],
+        capabilities: ReceiverCapabilities, keyspace: Keyspace
     ) async throws {
         let sequence = JSONValue.integer(Int(change.sequence))
-        guard let stored = try await database.revision(change.docID, revID: change.revID, in: keyspace.collection),
-            let storedBody = stored.body
-        else {
+        guard let revision else {
             // Purged or compacted away since it was offered: let the puller move past it.
             try await sendNoRevision(change, sequence: sequence, keyspace: keyspace)
             return
         }
-        let known = Set(knownAncestors.compactMap { try? RevisionID($0) })
-        let ancestry = try await database.revisionHistory(
-            change.docID, revID: change.revID, in: keyspace.collection, stoppingAt: known,
-            maxCount: capabilities.effectiveMaxHistory)
+        let storedBody = revision.body
         let wireRevision = try WireRevisionID(change.revID)
         var body = try Self.outgoingBody(storedBody, generation: change.revID.generation, capabilities: capabilities)
         var deltaSource: WireRevisionID?
@@ -31,8 +28,8 @@ extension PassiveReplicationSession {
         }
         var request = RevRequest(
             docID: change.docID, revisionID: wireRevision,
-            history: RevisionHistory(ancestry.compactMap { try? WireRevisionID($0) }), sequence: sequence,
-            deleted: stored.deleted, deltaSource: deltaSource, collection: keyspace.index, body: body)
+            history: RevisionHistory(revision.history.compactMap { try? WireRevisionID($0) }), sequence: sequence,
+            deleted: revision.deleted, deltaSource: deltaSource, collection: keyspace.index, body: body)
         do {
             _ = try await connection.sendRequest(.request(request))
         } catch let error as BLIPErrorReply where deltaSource != nil {

@@ -18,19 +18,15 @@ public actor PassiveReplicationSession {
         public var deltaSync: Bool
         /// Unanswered `changes` batches per pull feed; LiteCore allows 5, Sync Gateway 2 (spec §3.5).
         public var maxChangesBatchesInFlight: Int
-        /// Outgoing `rev`s of one pull feed waiting for their replies.
-        public var maxRevisionsInFlight: Int
 
         public init(
             servedCollections: [EdgeStore.CollectionName] = [.default],
             deltaSync: Bool = true,
-            maxChangesBatchesInFlight: Int = 5,
-            maxRevisionsInFlight: Int = 10
+            maxChangesBatchesInFlight: Int = 5
         ) {
             self.servedCollections = servedCollections
             self.deltaSync = deltaSync
             self.maxChangesBatchesInFlight = max(1, maxChangesBatchesInFlight)
-            self.maxRevisionsInFlight = max(1, maxRevisionsInFlight)
         }
     }
 
@@ -55,6 +51,8 @@ public actor PassiveReplicationSession {
         /// LiteCore announces `deltas: true` only in its first reply per collection (spec §3.5).
         var hasAnnouncedCapabilities = false
         var pullFeed: Task<Void, Never>?
+        /// Stores the keyspace's pushed revisions, several per transaction when they arrive together.
+        var inserter: RevisionInserter?
     }
 
     let connection: BLIPConnection
@@ -154,6 +152,15 @@ public actor PassiveReplicationSession {
         let isFirst = !(keyspaceStates[key]?.hasAnnouncedCapabilities ?? false)
         keyspaceStates[key, default: KeyspaceState()].hasAnnouncedCapabilities = true
         return isFirst
+    }
+
+    /// The group-commit inserter of `keyspace`'s pushed revisions.
+    func inserter(for keyspace: Keyspace) -> RevisionInserter {
+        let key = keyspace.index ?? 0
+        if let inserter = keyspaceStates[key]?.inserter { return inserter }
+        let inserter = RevisionInserter(database: database, collection: keyspace.collection)
+        keyspaceStates[key, default: KeyspaceState()].inserter = inserter
+        return inserter
     }
 
     /// What this side announces as a receiver of revisions (spec §3.5, §3.6).

@@ -84,12 +84,7 @@ extension DocumentDatabase {
             guard tree.contains(revID) else {
                 throw StoreError.revisionNotFound(docID: docID, revID: revID.description)
             }
-            var history: [RevisionID] = []
-            for ancestor in tree.ancestors(of: revID) where history.count < maxCount {
-                history.append(ancestor)
-                if knownRevIDs.contains(ancestor) { break }
-            }
-            return history
+            return tree.history(of: revID, stoppingAt: knownRevIDs, maxCount: maxCount)
         }
     }
 

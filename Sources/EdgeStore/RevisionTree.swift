@@ -54,6 +54,17 @@ struct RevisionTree: Sendable {
         return result
     }
 
+    /// The `history` of a `rev` message: ancestors newest first, up to and including the first one
+    /// in `known`, and at most `maxCount` of them.
+    func history(of revID: RevisionID, stoppingAt known: Set<RevisionID>, maxCount: Int) -> [RevisionID] {
+        var history: [RevisionID] = []
+        for ancestor in ancestors(of: revID) where history.count < maxCount {
+            history.append(ancestor)
+            if known.contains(ancestor) { break }
+        }
+        return history
+    }
+
     mutating func insert(_ node: RevisionNode) {
         nodes[node.revID] = node
     }

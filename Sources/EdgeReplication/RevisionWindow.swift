@@ -1,0 +1,27 @@
+/// How many bytes of revision bodies a sender keeps sent but unacknowledged. LiteCore's pusher
+/// allows 2 MB (`kMaxRevBytesAwaitingReply` in ReplicatorTuning.hh): a whole batch of small
+/// documents goes out at once, while a batch of large ones cannot pile up in memory.
+enum RevisionWindow {
+    static let maxBytesAwaitingReply = 2 * 1024 * 1024
+
+    /// Splits `items` into consecutive groups of at most `maxBytesAwaitingReply` body bytes; an
+    /// item larger than that is a group of its own.
+    static func groups<Item>(_ items: [Item], bodySize: (Item) -> Int) -> [ArraySlice<Item>] {
+        var groups: [ArraySlice<Item>] = []
+        var start = items.startIndex
+        var bytes = 0
+        for index in items.indices {
+            let size = max(0, bodySize(items[index]))
+            if index > start, bytes + size > maxBytesAwaitingReply {
+                groups.append(items[start..<index])
+                start = index
+                bytes = 0
+            }
+            bytes += size
+        }
+        if start < items.endIndex {
+            groups.append(items[start...])
+        }
+        return groups
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import GRDB
+
+/// A revision a replicator is about to send, and how much of its history the receiver needs.
+public struct OutgoingRevisionRequest: Sendable {
+    public var docID: String
+    public var revID: RevisionID
+    /// The history stops after the first of these (included), as `revisionHistory` does.
+    public var knownRevIDs: Set<RevisionID>
+    public var maxHistory: Int
+
+    public init(docID: String, revID: RevisionID, knownRevIDs: Set<RevisionID> = [], maxHistory: Int = .max) {
+        self.docID = docID
+        self.revID = revID
+        self.knownRevIDs = knownRevIDs
+        self.maxHistory = maxHistory
+    }
+}
+
+/// What goes into a `rev` message: the body, the deletion flag and the history, newest first.
+public struct OutgoingRevision: Sendable, Equatable {
+    public let deleted: Bool
+    public let body: Data
+    public let history: [RevisionID]
+}
+
+extension DocumentDatabase {
+    /// The revisions of a whole batch read from one snapshot, in request order; `nil` where the
+    /// document, the revision or its body is gone (superseded, purged or compacted since it was
+    /// listed). One read per batch instead of two per revision keeps senders off the reader pool.
+    public func outgoingRevisions(
+        _ requests: [OutgoingRevisionRequest], in collection: CollectionName = .default
+    ) async throws -> [OutgoingRevision?] {
+        for request in requests { try DocumentID.validate(request.docID) }
+        return try await read { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            return try requests.map { request in
+                guard
+                    let row = try DocumentRevisionStorage.documentRow(
+                        db, collectionID: collectionID, docID: request.docID)
+                else { return nil }
+                let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
+                guard let node = tree[request.revID], node.hasBody,
+                    let body = try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: request.revID) ?? nil
+                else { return nil }
+                return OutgoingRevision(
+                    deleted: node.deleted, body: body,
+                    history: tree.history(of: request.revID, stoppingAt: request.knownRevIDs, maxCount: request.maxHistory))
+            }
+        }
+    }
+}

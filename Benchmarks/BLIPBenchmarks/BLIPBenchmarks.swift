@@ -27,7 +27,7 @@ func sampleBody(size: Int) -> [UInt8] {
 /// Frames `body` as one message through an outbox and decodes it back, ACKing like a peer.
 func codecRoundTrip(_ body: [UInt8], compressed: Bool) throws -> Int {
     var outbox = Outbox(encoder: try BLIPFrameEncoder())
-    let decoder = try BLIPFrameDecoder()
+    let decoder = BLIPFrameDecoder()
     var assembler = MessageAssembler()
     try outbox.enqueue(.request(profile: "rev", body: body, isCompressed: compressed))
     var received = 0
@@ -59,7 +59,7 @@ let benchmarks: @Sendable () -> Void = {
     let small = sampleBody(size: 1_000)
     Benchmark("Codec encode+decode, 1 000 messages of 1 kB, compressed") { benchmark in
         let encoder = try BLIPFrameEncoder()
-        let decoder = try BLIPFrameDecoder()
+        let decoder = BLIPFrameDecoder()
         var outbox = Outbox(encoder: encoder)
         var assembler = MessageAssembler()
         benchmark.startMeasurement()

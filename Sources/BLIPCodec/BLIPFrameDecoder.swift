@@ -12,7 +12,10 @@ public final class BLIPFrameDecoder {
 
     public let maxFrameSize: Int
     public let maxInflatedFrameSize: Int
-    private let inflater: Inflater?
+    public let acceptsCompression: Bool
+    /// Created with the first compressed frame, so a connection that never receives one (an idle
+    /// continuous puller's) never holds an inflate stream.
+    private var inflater: Inflater?
     private var crc = CRC32()
 
     /// - Parameter acceptsCompression: false rejects compressed frames instead of inflating them.
@@ -20,10 +23,10 @@ public final class BLIPFrameDecoder {
         maxFrameSize: Int = BLIPFrameDecoder.defaultMaxFrameSize,
         maxInflatedFrameSize: Int = BLIPFrameDecoder.defaultMaxInflatedFrameSize,
         acceptsCompression: Bool = true
-    ) throws(CompressionSetupError) {
+    ) {
         self.maxFrameSize = maxFrameSize
         self.maxInflatedFrameSize = maxInflatedFrameSize
-        inflater = acceptsCompression ? try Inflater() : nil
+        self.acceptsCompression = acceptsCompression
     }
 
     /// The running CRC-32 of everything decoded so far.
@@ -49,9 +52,10 @@ public final class BLIPFrameDecoder {
         let body = frame[index..<trailerStart]
         let payload: [UInt8]
         if header.flags.contains(.compressed) {
-            guard let inflater else {
+            guard acceptsCompression else {
                 throw .compressionNotSupported
             }
+            let inflater = try existingOrNewInflater()
             var inflated: [UInt8] = []
             try inflater.inflate(body, appendingTo: &inflated, limit: maxInflatedFrameSize)
             payload = inflated
@@ -72,6 +76,17 @@ public final class BLIPFrameDecoder {
                 flowControlLength: frame.endIndex - index
             )
         )
+    }
+
+    private func existingOrNewInflater() throws(BLIPProtocolError) -> Inflater {
+        if let inflater { return inflater }
+        do {
+            let inflater = try Inflater()
+            self.inflater = inflater
+            return inflater
+        } catch {
+            throw .inflateFailed(code: error.zlibCode, reason: "the inflate stream could not be set up")
+        }
     }
 
     private func decodeAck(

@@ -1,18 +1,26 @@
+import CZlib
+
 /// Encodes the data frames of one outgoing direction, with its long-lived deflater and running CRC.
 ///
 /// Frames must be sent in the order they are encoded.
 public final class BLIPFrameEncoder {
-    private let deflater: Deflater?
+    private let compressionLevel: Int32
+    /// Created with the first compressed frame: a deflate stream zeroes over 100 KiB when it is set
+    /// up, and an idle replication connection (a continuous pull that is caught up) never sends one.
+    private var deflater: Deflater?
     private var crc = CRC32()
 
     /// - Parameter compressionLevel: zlib level 1–9, or 0 to never compress (as LiteCore's
     ///   `BLIPCompressionLevel` option).
     public init(compressionLevel: Int32 = 6) throws(CompressionSetupError) {
-        deflater = compressionLevel > 0 ? try Deflater(level: compressionLevel) : nil
+        guard (0...9).contains(compressionLevel) else {
+            throw CompressionSetupError(zlibCode: Z_STREAM_ERROR)
+        }
+        self.compressionLevel = compressionLevel
     }
 
     /// Whether `encodeFrame` honours `compress`.
-    public var compresses: Bool { deflater != nil }
+    public var compresses: Bool { compressionLevel > 0 }
 
     /// The running CRC-32 of everything encoded so far.
     public var checksum: UInt32 { crc.value }
@@ -41,6 +49,11 @@ public final class BLIPFrameEncoder {
         compress: Bool
     ) -> [UInt8] {
         var flags = flags.subtracting(.compressed)
+        if compress, compresses, self.deflater == nil {
+            // Compression is each frame's own choice, so if zlib cannot get its memory the frame
+            // simply goes uncompressed (and the next one tries again).
+            self.deflater = try? Deflater(level: compressionLevel)
+        }
         let deflater = compress ? self.deflater : nil
         if deflater != nil {
             flags.insert(.compressed)

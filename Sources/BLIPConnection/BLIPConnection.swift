@@ -66,7 +66,7 @@ public actor BLIPConnection {
             configuration: configuration.outbox,
             encoder: try BLIPFrameEncoder(compressionLevel: configuration.compressionLevel)
         )
-        decoder = try BLIPFrameDecoder(
+        decoder = BLIPFrameDecoder(
             maxFrameSize: configuration.maxIncomingFrameSize,
             maxInflatedFrameSize: configuration.maxInflatedFrameSize
         )

@@ -21,7 +21,7 @@ struct ConnectionReplay {
         var decoders: [Fixture.Direction: BLIPFrameDecoder] = [:]
         var assemblers: [Fixture.Direction: MessageAssembler] = [:]
         for direction in Fixture.Direction.allCases {
-            decoders[direction] = try BLIPFrameDecoder()
+            decoders[direction] = BLIPFrameDecoder()
             assemblers[direction] = MessageAssembler()
             results[direction] = DirectionResult()
         }

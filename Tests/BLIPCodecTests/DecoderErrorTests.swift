@@ -16,7 +16,7 @@ struct DecoderErrorTests {
 
     @Test("empty, truncated and malformed headers")
     func headers() throws {
-        let decoder = try BLIPFrameDecoder()
+        let decoder = BLIPFrameDecoder()
         #expect(throws: BLIPProtocolError.emptyFrame) { try decoder.decode([]) }
         #expect(throws: BLIPProtocolError.truncatedFrame(length: 1)) { try decoder.decode([0x80]) }
         #expect(throws: BLIPProtocolError.truncatedFrame(length: 1)) { try decoder.decode([0x01]) }
@@ -45,7 +45,7 @@ struct DecoderErrorTests {
 
     @Test("an unknown frame type leaves the decoder's state intact")
     func unknownType() throws {
-        let decoder = try BLIPFrameDecoder()
+        let decoder = BLIPFrameDecoder()
         #expect(throws: BLIPProtocolError.unknownFrameType(3)) {
             try decoder.decode([0x01, 0x03, 0x00, 0, 0, 0, 0])
         }
@@ -59,7 +59,7 @@ struct DecoderErrorTests {
     @Test("a CRC mismatch names both values")
     func checksum() throws {
         var frame = try Self.frame(payload: [0x00, 0x41])
-        let good = try BLIPFrameDecoder()
+        let good = BLIPFrameDecoder()
         _ = try good.decode(frame)
         let actual = good.checksum
         frame[frame.count - 1] ^= 0x01
@@ -70,7 +70,7 @@ struct DecoderErrorTests {
 
     @Test("bad deflate data is an inflate failure")
     func inflateFailure() throws {
-        let decoder = try BLIPFrameDecoder()
+        let decoder = BLIPFrameDecoder()
         #expect {
             try decoder.decode([0x01, 0x08, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0])
         } throws: { error in
@@ -86,7 +86,7 @@ struct DecoderErrorTests {
         let frame = encoder.encodeFrame(
             number: 1, type: .request, flags: [], chunk: zeros[...], compress: true)
         #expect(frame.count < 10_000)
-        let decoder = try BLIPFrameDecoder(maxInflatedFrameSize: 1 << 20)
+        let decoder = BLIPFrameDecoder(maxInflatedFrameSize: 1 << 20)
         #expect(throws: BLIPProtocolError.inflatedFrameTooLarge(limit: 1 << 20)) {
             try decoder.decode(frame)
         }

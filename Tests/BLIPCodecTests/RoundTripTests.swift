@@ -10,7 +10,7 @@ struct Pipe {
 
     init(configuration: Outbox.Configuration = Outbox.Configuration()) throws {
         outbox = Outbox(configuration: configuration, encoder: try BLIPFrameEncoder())
-        decoder = try BLIPFrameDecoder()
+        decoder = BLIPFrameDecoder()
     }
 
     /// Drains the outbox into the receiver; returns the completed messages in arrival order.

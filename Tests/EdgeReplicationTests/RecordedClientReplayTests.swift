@@ -216,7 +216,7 @@ struct RecordedClientConnection: Sendable {
         var repliesByNumber: [UInt64: BLIPMessage] = [:]
 
         init() throws {
-            decoder = try BLIPFrameDecoder()
+            decoder = BLIPFrameDecoder()
         }
 
         /// Decodes one frame; returns the requests it completed.

@@ -150,10 +150,12 @@ extension BLIPConnection {
     }
 
     enum WriterStep {
-        case frame([UInt8])
+        case frames([[UInt8]])
         case close(WebSocketCloseCode, reason: String?)
         case stop
     }
+
+    static let maxBytesPerWriterTurn = 256 * 1024
 
     /// The writer's next step: waits until a frame is ready, the connection closes, or a requested close
     /// can go out after everything ready has been sent.
@@ -165,7 +167,15 @@ extension BLIPConnection {
             case .running, .closing:
                 break
             }
-            if let frame = outbox.nextFrame() {
+            // Everything ready goes to the writer in one turn (up to a bound), so a burst of small
+            // messages costs one hop to this actor rather than one per frame.
+            var frames: [[UInt8]] = []
+            var byteCount = 0
+            while byteCount < Self.maxBytesPerWriterTurn, let frame = outbox.nextFrame() {
+                byteCount += frame.count
+                frames.append(frame)
+            }
+            if !frames.isEmpty {
                 if outbox.pendingBytes < configuration.maxQueuedBytes && !queueSpaceWaiters.isEmpty {
                     let waiters = queueSpaceWaiters
                     queueSpaceWaiters.removeAll()
@@ -173,7 +183,7 @@ extension BLIPConnection {
                         waiter.resume()
                     }
                 }
-                return .frame(frame)
+                return .frames(frames)
             }
             if case .closing(let code, let reason) = state {
                 return .close(code, reason: reason)
@@ -187,9 +197,11 @@ extension BLIPConnection {
     nonisolated func writeLoop(_ outbound: WebSocketOutboundWriter) async {
         while true {
             switch await nextWriterStep() {
-            case .frame(let frame):
+            case .frames(let frames):
                 do {
-                    try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+                    for frame in frames {
+                        try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+                    }
                 } catch {
                     await finish(.writeFailed(String(describing: error)))
                     return

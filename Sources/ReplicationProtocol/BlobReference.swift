@@ -99,33 +99,42 @@ public struct BlobReference: Sendable, Hashable {
     /// Every blob dict outside `_attachments`, depth first in member order, with its JSON pointer.
     static func blobDictionaries(in body: JSONObject) -> [(pointer: String, metadata: JSONObject)] {
         var found: [(pointer: String, metadata: JSONObject)] = []
-        func collect(_ value: JSONValue, pointer: String) {
+        // The path is kept as raw tokens and only turned into a pointer for a blob, because every
+        // received body is searched and almost none has one.
+        var path: [String] = []
+        func collect(_ value: JSONValue) {
             switch value {
             case .object(let object):
                 if isBlob(object) {
-                    found.append((pointer, object))
+                    found.append((path.map { "/" + escapePointerToken($0) }.joined(), object))
                     return
                 }
                 for (key, member) in object {
-                    collect(member, pointer: pointer + "/" + escapePointerToken(key))
+                    path.append(key)
+                    collect(member)
+                    path.removeLast()
                 }
             case .array(let elements):
                 for (index, element) in elements.enumerated() {
-                    collect(element, pointer: pointer + "/\(index)")
+                    path.append(String(index))
+                    collect(element)
+                    path.removeLast()
                 }
             default:
                 break
             }
         }
         for (key, value) in body where key != attachmentsKey {
-            collect(value, pointer: "/" + escapePointerToken(key))
+            path = [key]
+            collect(value)
         }
         return found
     }
 
     /// RFC 6901: `~` → `~0`, `/` → `~1`.
     static func escapePointerToken(_ token: String) -> String {
-        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
+        return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 
     static func unescapePointerToken(_ token: Substring) -> String {

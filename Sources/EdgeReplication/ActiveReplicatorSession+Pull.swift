@@ -116,8 +116,11 @@ extension ActiveReplicatorSession {
 
     /// `rev`: fetches the blobs it lacks, stores it (resolving a conflict with the local current
     /// revision in the same transaction), then replies.
-    func receiveRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
-        noteRequest(request.number)
+    ///
+    /// Nonisolated except for the bookkeeping, so that concurrent revisions are decoded and
+    /// prepared in parallel rather than one at a time on this actor.
+    nonisolated func receiveRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
+        await noteRequest(request.number)
         let decoded = try request.decode(RevRequest.self)
         let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
         do {
@@ -161,7 +164,7 @@ extension ActiveReplicatorSession {
         wakePullWaiters()
     }
 
-    private func store(_ request: RevRequest) async throws {
+    private nonisolated func store(_ request: RevRequest) async throws {
         if let errorCode = request.errorCode {
             logger.info("the upstream reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
             return
@@ -203,7 +206,7 @@ extension ActiveReplicatorSession {
 
     /// Fetches with `getAttachment` every blob the body refers to that the store lacks; the blob
     /// store checks each digest before keeping the bytes (spec §3.9).
-    private func fetchMissingBlobs(of body: JSONObject, docID: String) async throws {
+    private nonisolated func fetchMissingBlobs(of body: JSONObject, docID: String) async throws {
         let references: [BlobReference]
         do throws(ProtocolError) {
             references = try BlobReference.references(in: body)
@@ -227,7 +230,7 @@ extension ActiveReplicatorSession {
     }
 
     /// Runs a store call, reporting store failures to the upstream as `HTTP` errors.
-    private func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
+    private nonisolated(nonsending) func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
         } catch let error as StoreError {

@@ -146,7 +146,7 @@ extension ActiveReplicatorSession {
     }
 
     /// Sends one revision with its history down to the revision the upstream is believed to have.
-    private func sendRevision(_ change: Change, _ revision: OutgoingRevision?) async throws {
+    private nonisolated func sendRevision(_ change: Change, _ revision: OutgoingRevision?) async throws {
         guard let revision else {
             // Superseded, compacted or removed by a pulled conflict's resolution since the batch
             // was read; a successor, if any, has a later sequence.
@@ -168,7 +168,7 @@ extension ActiveReplicatorSession {
 
     /// A revision the upstream refused is logged and skipped, so one bad document cannot stall the
     /// push; it is pushed again once it changes.
-    private func recordPushFailure(_ change: Change, reason: String) async {
+    private nonisolated func recordPushFailure(_ change: Change, reason: String) async {
         logger.warning("the upstream refused a pushed revision", metadata: ["doc": "\(change.docID)", "reason": "\(reason)"])
         await replicator.recordError("\(change.docID): \(reason)")
         await replicator.recordCompleted(1)

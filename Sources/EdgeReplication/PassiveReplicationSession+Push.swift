@@ -81,9 +81,12 @@ extension PassiveReplicationSession {
     }
 
     /// `rev`: expands a delta, fetches the blobs it lacks, stores the revision, and only then replies.
-    func rev(_ request: BLIPMessage) async throws -> BLIPMessage {
+    ///
+    /// Nonisolated, like everything it calls but the keyspace lookup: decoding and JSON work of
+    /// concurrent `rev`s would otherwise queue on this actor, one core at a time.
+    nonisolated func rev(_ request: BLIPMessage) async throws -> BLIPMessage {
         let decoded = try request.decode(RevRequest.self)
-        let keyspace = try keyspace(for: decoded.collection)
+        let (keyspace, inserter) = try await keyspaceAndInserter(for: decoded.collection)
         if let errorCode = decoded.errorCode {
             // The sender could not produce this revision; there is nothing to store.
             logger.info("peer reported a failed revision", metadata: ["doc": "\(decoded.docID)", "error": "\(errorCode)"])
@@ -100,7 +103,6 @@ extension PassiveReplicationSession {
         } catch {
             throw error.errorReply.blipError
         }
-        let inserter = inserter(for: keyspace)
         if case .failed(let error) = try await storeCall({ try await inserter.insert(revision) }) {
             throw error.errorReply.blipError
         }
@@ -110,7 +112,7 @@ extension PassiveReplicationSession {
     /// The revision's body as it will be stored: a delta applied to its stored base (`HTTP/422` when
     /// that is impossible, so the sender resends the full body), reserved properties refused,
     /// `_attachments` stand-ins folded back into blob dicts, other `_` properties dropped.
-    private func expandedBody(of request: RevRequest, in keyspace: Keyspace) async throws -> JSONObject {
+    private nonisolated func expandedBody(of request: RevRequest, in keyspace: Keyspace) async throws -> JSONObject {
         var bytes = request.body
         if let deltaSource = request.deltaSource {
             guard configuration.deltaSync else {
@@ -142,7 +144,7 @@ extension PassiveReplicationSession {
 
     /// Fetches, with `getAttachment`, every blob the body refers to that the store lacks (spec §3.9);
     /// the blob store verifies each digest before keeping the bytes.
-    private func fetchMissingBlobs(of body: JSONObject, docID: String, keyspace: Keyspace) async throws {
+    private nonisolated func fetchMissingBlobs(of body: JSONObject, docID: String, keyspace: Keyspace) async throws {
         let references: [BlobReference]
         do throws(ProtocolError) {
             references = try BlobReference.references(in: body)
@@ -177,7 +179,7 @@ extension PassiveReplicationSession {
     }
 
     /// Runs a store call, reporting store failures to the peer as `HTTP` errors.
-    func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
+    nonisolated(nonsending) func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
         } catch let error as StoreError {

@@ -5,8 +5,9 @@ import ReplicationProtocol
 
 // Sending one pulled revision (spec §3.7, §3.8, §6, §7.2).
 extension PassiveReplicationSession {
-    /// Sends `revision`, as read for `change`, or a `norev` when it is gone.
-    func sendRevision(
+    /// Sends `revision`, as read for `change`, or a `norev` when it is gone. Nonisolated, so that
+    /// the body and delta work of concurrent revisions does not queue on this actor.
+    nonisolated func sendRevision(
         _ change: Change, _ revision: OutgoingRevision?, knownAncestors: [WireRevisionID],
         capabilities: ReceiverCapabilities, keyspace: Keyspace
     ) async throws {
@@ -43,7 +44,7 @@ extension PassiveReplicationSession {
         }
     }
 
-    private func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {
+    private nonisolated func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {
         let norev = NoRevRequest(
             docID: change.docID, revisionID: try WireRevisionID(change.revID), sequence: sequence, error: 404,
             reason: "revision is no longer available", collection: keyspace.index)
@@ -59,7 +60,7 @@ extension PassiveReplicationSession {
     }
 
     /// A JSON delta from the base the puller has to `body`, when `DeltaPolicy` says it is worth it.
-    private func delta(
+    private nonisolated func delta(
         to body: [UInt8], from base: WireRevisionID, docID: String, capabilities: ReceiverCapabilities, keyspace: Keyspace
     ) async throws -> [UInt8]? {
         guard let baseRevision = try? await database.revision(docID, revID: try RevisionID(base), in: keyspace.collection),

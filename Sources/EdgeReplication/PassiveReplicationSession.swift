@@ -154,13 +154,14 @@ public actor PassiveReplicationSession {
         return isFirst
     }
 
-    /// The group-commit inserter of `keyspace`'s pushed revisions.
-    func inserter(for keyspace: Keyspace) -> RevisionInserter {
+    /// The keyspace of a pushed `rev`, and the group-commit inserter of its revisions.
+    func keyspaceAndInserter(for collectionIndex: Int?) throws(BLIPErrorReply) -> (Keyspace, RevisionInserter) {
+        let keyspace = try keyspace(for: collectionIndex)
         let key = keyspace.index ?? 0
-        if let inserter = keyspaceStates[key]?.inserter { return inserter }
+        if let inserter = keyspaceStates[key]?.inserter { return (keyspace, inserter) }
         let inserter = RevisionInserter(database: database, collection: keyspace.collection)
         keyspaceStates[key, default: KeyspaceState()].inserter = inserter
-        return inserter
+        return (keyspace, inserter)
     }
 
     /// What this side announces as a receiver of revisions (spec §3.5, §3.6).

@@ -15,12 +15,49 @@ extension ActiveReplicatorSession {
     func push() async throws {
         var since = Int64(clamping: await checkpointer.current.local)
         let options = configuration.pushedChanges
-        while !isStopping {
-            let batch = try await database.changes(
-                in: collection, since: since, limit: configuration.batchSize, options: options)
-            guard let last = batch.last else { break }
-            try await pushBatch(batch)
-            since = last.sequence
+        // Several batches are proposed and sent at once, so the upstream always has revisions to
+        // store while earlier ones are being committed (LiteCore keeps up to 5 change lists in
+        // flight, `kMaxChangeListsInFlight`). `local` only moves past a batch once it and every
+        // batch before it are done. A batch that lists a document still in flight waits for that
+        // batch first, so no revision is proposed on top of one the upstream may not have yet.
+        try await withThrowingTaskGroup(of: Int64.self) { batches in
+            var ends: [Int64] = []
+            var finishedEnds: Set<Int64> = []
+            var docIDsInFlight: [Int64: Set<String>] = [:]
+            func recordFinished(_ end: Int64) async {
+                finishedEnds.insert(end)
+                docIDsInFlight[end] = nil
+                var completedThrough: Int64?
+                while let first = ends.first, finishedEnds.remove(first) != nil {
+                    ends.removeFirst()
+                    completedThrough = first
+                }
+                if let completedThrough {
+                    await checkpointer.setLocal(UInt64(completedThrough))
+                }
+            }
+            while !isStopping {
+                let batch = try await database.changes(
+                    in: collection, since: since, limit: configuration.batchSize, options: options)
+                guard let last = batch.last else { break }
+                let docIDs = Set(batch.map(\.docID))
+                while docIDsInFlight.count >= Self.maxPushBatchesInFlight
+                    || docIDsInFlight.values.contains(where: { !$0.isDisjoint(with: docIDs) }),
+                    let end = try await batches.next()
+                {
+                    await recordFinished(end)
+                }
+                ends.append(last.sequence)
+                docIDsInFlight[last.sequence] = docIDs
+                batches.addTask {
+                    try await self.send(try await self.proposeBatch(batch))
+                    return last.sequence
+                }
+                since = last.sequence
+            }
+            while let end = try await batches.next() {
+                await recordFinished(end)
+            }
         }
         await setIdle(push: true)
         guard configuration.continuous, !isStopping else { return }
@@ -43,6 +80,14 @@ extension ActiveReplicatorSession {
     /// Proposes one batch, sends what the upstream accepts, and moves `local` past the batch once
     /// every revision of it is stored there (or refused for good).
     private func pushBatch(_ batch: [Change]) async throws {
+        guard let last = batch.last else { return }
+        try await send(try await proposeBatch(batch))
+        await checkpointer.setLocal(UInt64(last.sequence))
+    }
+
+    /// Proposes a batch; returns what the upstream accepted, after retrying rows whose guessed
+    /// remote revision was stale.
+    private func proposeBatch(_ batch: [Change]) async throws -> [Proposal] {
         await setIdle(push: false)
         await replicator.recordTotal(batch.count)
         var proposals: [Proposal] = []
@@ -67,6 +112,11 @@ extension ActiveReplicatorSession {
             accepted += acceptedRetries
             await replicator.recordCompleted(stillConflicting.count)
         }
+        return accepted
+    }
+
+    /// Sends accepted revisions; returns once the upstream answered each.
+    private func send(_ accepted: [Proposal]) async throws {
         // Bodies are read a window at a time, each window from one snapshot, and all of a window's
         // `rev`s are in flight together; the upstream acknowledges each once it is durable.
         for window in RevisionWindow.groups(accepted, bodySize: \.change.bodySize) {
@@ -83,9 +133,6 @@ extension ActiveReplicatorSession {
                 }
                 try await group.waitForAll()
             }
-        }
-        if let last = batch.last {
-            await checkpointer.setLocal(UInt64(last.sequence))
         }
     }
 

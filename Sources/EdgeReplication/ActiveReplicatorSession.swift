@@ -20,6 +20,8 @@ actor ActiveReplicatorSession {
     }
 
     static let handledProfiles: [Profile] = [.changes, .rev, .norev, .getAttachment]
+    /// Pushed batches proposed or being sent at once (LiteCore: 5 change lists in flight).
+    static let maxPushBatchesInFlight = 5
 
     let replicator: ActiveReplicator
     let connection: BLIPConnection

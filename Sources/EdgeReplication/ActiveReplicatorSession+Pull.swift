@@ -6,8 +6,6 @@ import ReplicationProtocol
 // Pulling: `subChanges`, then answering the upstream's `changes` and storing its `rev`s
 // (spec §3.4, §3.5, §3.7, §3.8).
 extension ActiveReplicatorSession {
-    /// What this side announces: no deltas, because it does not apply them yet.
-    static let pullCapabilities = ReceiverCapabilities.liteCore(includingDeltas: false)
 
     /// Subscribes from the checkpoint's `remote`; a one-shot pull returns once the upstream said it
     /// is caught up and every revision asked for is stored, a continuous one when stopped.
@@ -97,7 +95,10 @@ extension ActiveReplicatorSession {
             queries.append(RevisionQuery(docID: row.docID, revIDs: [revision]))
             queryRows.append(index)
         }
-        let diffs = try await storeCall { try await database.revisionDiffs(queries, in: collection) }
+        // Only ancestors with a body can be delta bases, so only those are offered as known.
+        let diffs = try await storeCall {
+            try await database.revisionDiffs(queries, in: collection, ancestorsWithBodiesOnly: true)
+        }
         var wanted = 0
         for (index, diff) in zip(queryRows, diffs) {
             guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
@@ -111,7 +112,10 @@ extension ActiveReplicatorSession {
         }
         await replicator.recordTotal(wanted)
         await advanceRemote()
-        return request.reply(with: ChangesReply(entries: entries, capabilities: Self.pullCapabilities))
+        // Like LiteCore: `deltas: true` in the first reply of the collection on this connection.
+        let capabilities = ReceiverCapabilities.liteCore(includingDeltas: !hasAnnouncedDeltas)
+        hasAnnouncedDeltas = true
+        return request.reply(with: ChangesReply(entries: entries, capabilities: capabilities))
     }
 
     /// `rev`: fetches the blobs it lacks, stores it (resolving a conflict with the local current
@@ -169,12 +173,12 @@ extension ActiveReplicatorSession {
             logger.info("the upstream reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
             return
         }
-        guard request.deltaSource == nil else {
-            throw ErrorReply.http(400, "a delta arrived although none were asked for").blipError
-        }
+        var expanded = request
+        expanded.body = try await database.fullBody(of: request, in: collection)
+        expanded.deltaSource = nil
         let body: JSONObject
         do throws(ProtocolError) {
-            let object = try request.bodyObject()
+            let object = try expanded.bodyObject()
             body = DocumentBody.strippingSpecialProperties(try BlobReference.strippingStandIns(from: object))
         } catch {
             throw error.reply.blipError

@@ -43,6 +43,8 @@ actor ActiveReplicatorSession {
     var pushLoop: Task<Void, any Error>?
     /// History length the upstream accepts, from its `proposeChanges` replies.
     var maxHistory = RevisionHistory.defaultMaximumLength
+    /// Whether a `changes` reply already told the upstream it may send deltas.
+    var hasAnnouncedDeltas = false
 
     /// Pulled rows by arrival number; `remote` advances over the done ones at the front.
     var pulledRows: [Int: PulledRow] = [:]

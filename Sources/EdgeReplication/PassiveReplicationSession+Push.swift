@@ -113,22 +113,10 @@ extension PassiveReplicationSession {
     /// that is impossible, so the sender resends the full body), reserved properties refused,
     /// `_attachments` stand-ins folded back into blob dicts, other `_` properties dropped.
     private nonisolated func expandedBody(of request: RevRequest, in keyspace: Keyspace) async throws -> JSONObject {
-        var bytes = request.body
-        if let deltaSource = request.deltaSource {
-            guard configuration.deltaSync else {
-                throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
-            }
-            let base = try? await database.revision(
-                request.docID, revID: try RevisionID(deltaSource), in: keyspace.collection)
-            guard let baseBody = base?.body, base?.deleted == false else {
-                throw ErrorReply.http(422, "the delta base \(deltaSource) of \(request.docID) is not available").blipError
-            }
-            do throws(ProtocolError) {
-                bytes = try JSONDelta.apply(delta: request.body, to: Array(baseBody))
-            } catch {
-                throw error.reply.blipError
-            }
+        if request.deltaSource != nil, !configuration.deltaSync {
+            throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
         }
+        let bytes = try await database.fullBody(of: request, in: keyspace.collection)
         do throws(ProtocolError) {
             var expanded = request
             expanded.body = bytes

@@ -42,6 +42,13 @@ struct ReplicateCommand: AsyncParsableCommand {
     @Flag(help: "Keep replicating until interrupted (Ctrl-C).")
     var continuous = false
 
+    @Option(
+        name: .customLong("collection"),
+        help: ArgumentHelp(
+            "A collection to replicate, as scope.collection; repeat for several (default: the default collection).",
+            discussion: "Each must be one of the local database's configured collections."))
+    var collections: [String] = []
+
     @Option(help: "HTTP Basic user name.")
     var user: String?
 
@@ -85,7 +92,8 @@ struct ReplicateCommand: AsyncParsableCommand {
                 direction: push == pull ? .pushAndPull : (push ? .push : .pull),
                 continuous: continuous,
                 authentication: try authentication(),
-                tls: urls[0].lowercased().hasPrefix("wss:") ? try trust(pin: pin).clientTLSConfiguration() : nil),
+                tls: urls[0].lowercased().hasPrefix("wss:") ? try trust(pin: pin).clientTLSConfiguration() : nil,
+                collections: try replicatedCollections(of: settings)),
             logger: logger)
         let work = Task { try await replicator.run() }
         let interrupts = Self.cancelOnSignals(work)
@@ -104,6 +112,25 @@ struct ReplicateCommand: AsyncParsableCommand {
         if case .failure(let error) = outcome, !(error is CancellationError) {
             printError("replication failed: \(error)")
             throw ExitCode(1)
+        }
+    }
+
+    private func replicatedCollections(of settings: DatabaseSettings) throws -> [CollectionName] {
+        guard !collections.isEmpty else { return [.default] }
+        let configured = try settings.collections.map { try CollectionName(parsing: $0) }
+        return try collections.map { text in
+            let name: CollectionName
+            do {
+                name = try CollectionName(parsing: text)
+            } catch {
+                throw ValidationError("--collection \(text): \(error)")
+            }
+            guard configured.contains(name) else {
+                throw ValidationError(
+                    "--collection \(text) is not a collection of database '\(settings.name)' "
+                        + "(configured: \(settings.collections.joined(separator: ", ")))")
+            }
+            return name
         }
     }
 

@@ -45,4 +45,48 @@ struct ReplicateCommandTests {
         #expect(status.standardOutput.contains("Listeners"))
         #expect(status.standardOutput.contains("lan: up"))
     }
+
+    @Test("replicate --collection pushes a named collection; one the database lacks is refused by name")
+    func pushNamedCollection() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let listenerPort = try freeLoopbackPort()
+        // Right after the node's [[database]] header, so the key belongs to the `inventory` database.
+        let collections = #"collections = ["_default._default", "store.orders"]"#
+        let hub = try PairedUpstreamTests.Node(
+            name: "hub", directory: root.appendingPathComponent("hub"),
+            body: """
+                \(collections)
+
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = \(listenerPort)
+                tls = "off"
+                auth = "none"
+                databases = ["inventory"]
+                """)
+        let client = try PairedUpstreamTests.Node(
+            name: "client", directory: root.appendingPathComponent("client"), body: collections)
+        for index in 0..<3 {
+            let put = try await client.run(
+                ["docs", "put", "order-\(index)", #"{"qty": \#(index)}"#, "--collection", "store.orders"])
+            #expect(put.status == 0, "\(put.standardError)")
+        }
+        let server = try await hub.serve()
+        defer { PairedUpstreamTests.stop(server) }
+        let url = "ws://127.0.0.1:\(listenerPort)/inventory"
+
+        let replicate = try await client.run(["replicate", "--url", url, "--push", "--collection", "store.orders"])
+        #expect(replicate.status == 0, "\(replicate.standardError)")
+        #expect(replicate.standardOutput.split(separator: "\n").last == "stopped 3/3")
+        let pushed = try await hub.run(["docs", "get", "order-2", "--collection", "store.orders"])
+        #expect(pushed.standardOutput.contains(#""qty""#), "\(pushed.standardError)")
+
+        let refused = try await client.run(["replicate", "--url", url, "--push", "--collection", "store.returns"])
+        #expect(refused.status != 0)
+        #expect(
+            refused.standardError.contains("store.returns is not a collection of database 'inventory'"),
+            "\(refused.standardError)")
+    }
 }

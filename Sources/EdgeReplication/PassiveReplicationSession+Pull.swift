@@ -13,6 +13,9 @@ extension PassiveReplicationSession {
         var continuous: Bool
         var batchSize: Int
         var options: ChangesOptions
+        /// The puller takes the current revision in place of a requested one that is gone
+        /// (`sendReplacementRevs`, Couchbase Lite 3.2+).
+        var takesReplacements: Bool
     }
 
     /// `subChanges`: accepted at once with an empty reply; the feed runs as its own task.
@@ -31,7 +34,8 @@ extension PassiveReplicationSession {
             since: try Self.startSequence(decoded.since),
             continuous: decoded.continuous,
             batchSize: max(1, decoded.batchSize ?? SubChangesRequest.defaultBatchSize),
-            options: ChangesOptions(activeOnly: decoded.activeOnly, docIDs: decoded.docIDs.map(Set.init))
+            options: ChangesOptions(activeOnly: decoded.activeOnly, docIDs: decoded.docIDs.map(Set.init)),
+            takesReplacements: decoded.sendReplacementRevs
         )
         let key = keyspace.index ?? 0
         keyspaceStates[key, default: KeyspaceState()].pullFeed?.cancel()
@@ -134,14 +138,19 @@ extension PassiveReplicationSession {
         // Bodies are read a window at a time, each window from one snapshot, and all of a window's
         // `rev`s are in flight together.
         for window in RevisionWindow.groups(requested, bodySize: \.0.bodySize) {
-            let revisions = try await database.outgoingRevisions(
-                window.map { change, known in
-                    OutgoingRevisionRequest(
-                        docID: change.docID, revID: change.revID,
-                        knownRevIDs: Set(known.compactMap { try? RevisionID($0) }),
-                        maxHistory: capabilities.effectiveMaxHistory)
-                },
-                in: subscription.keyspace.collection)
+            let requests = window.map { change, known in
+                OutgoingRevisionRequest(
+                    docID: change.docID, revID: change.revID,
+                    knownRevIDs: Set(known.compactMap { try? RevisionID($0) }),
+                    maxHistory: capabilities.effectiveMaxHistory)
+            }
+            var revisions = try await database.outgoingRevisions(requests, in: subscription.keyspace.collection)
+            if subscription.takesReplacements {
+                for (index, request) in requests.enumerated() where revisions[index] == nil {
+                    revisions[index] = try await database.currentOutgoingRevision(
+                        replacing: request, in: subscription.keyspace.collection)
+                }
+            }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for ((change, known), revision) in zip(window, revisions) {
                     group.addTask {

@@ -5,8 +5,9 @@ import ReplicationProtocol
 
 // Sending one pulled revision (spec §3.7, §3.8, §6, §7.2).
 extension PassiveReplicationSession {
-    /// Sends `revision`, as read for `change`, or a `norev` when it is gone. Nonisolated, so that
-    /// the body and delta work of concurrent revisions does not queue on this actor.
+    /// Sends `revision`, as read for `change` (or the document's current revision in its place,
+    /// announced with `replacedRev`), or a `norev` when it is gone. Nonisolated, so that the body
+    /// and delta work of concurrent revisions does not queue on this actor.
     nonisolated func sendRevision(
         _ change: Change, _ revision: OutgoingRevision?, knownAncestors: [WireRevisionID],
         capabilities: ReceiverCapabilities, keyspace: Keyspace
@@ -18,8 +19,9 @@ extension PassiveReplicationSession {
             return
         }
         let storedBody = revision.body
-        let wireRevision = try WireRevisionID(change.revID)
-        var body = try Self.outgoingBody(storedBody, generation: change.revID.generation, capabilities: capabilities)
+        let wireRevision = try WireRevisionID(revision.revID)
+        let generation = revision.revID.generation
+        var body = try Self.outgoingBody(storedBody, generation: generation, capabilities: capabilities)
         var deltaSource: WireRevisionID?
         if configuration.deltaSync, capabilities.deltas, let base = knownAncestors.first,
             let delta = try await delta(to: body, from: base, docID: change.docID, capabilities: capabilities, keyspace: keyspace)
@@ -30,14 +32,16 @@ extension PassiveReplicationSession {
         var request = RevRequest(
             docID: change.docID, revisionID: wireRevision,
             history: RevisionHistory(revision.history.compactMap { try? WireRevisionID($0) }), sequence: sequence,
-            deleted: revision.deleted, deltaSource: deltaSource, collection: keyspace.index, body: body)
+            deleted: revision.deleted, deltaSource: deltaSource,
+            replacedRevision: revision.revID == change.revID ? nil : try WireRevisionID(change.revID),
+            collection: keyspace.index, body: body)
         do {
             _ = try await connection.sendRequest(.request(request))
         } catch let error as BLIPErrorReply where deltaSource != nil {
             let reply = ErrorReply(domain: ErrorDomain(rawValue: error.domain), code: error.code)
             guard reply.asksForFullRevision else { throw error }
             request.deltaSource = nil
-            request.body = try Self.outgoingBody(storedBody, generation: change.revID.generation, capabilities: capabilities)
+            request.body = try Self.outgoingBody(storedBody, generation: generation, capabilities: capabilities)
             _ = try await connection.sendRequest(.request(request))
         } catch let error as BLIPErrorReply {
             logger.info("peer refused a pulled revision", metadata: ["doc": "\(change.docID)", "error": "\(error)"])

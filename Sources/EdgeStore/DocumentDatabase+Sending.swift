@@ -17,8 +17,10 @@ public struct OutgoingRevisionRequest: Sendable {
     }
 }
 
-/// What goes into a `rev` message: the body, the deletion flag and the history, newest first.
+/// What goes into a `rev` message: the revision, its body, the deletion flag and the history,
+/// newest first.
 public struct OutgoingRevision: Sendable, Equatable {
+    public let revID: RevisionID
     public let deleted: Bool
     public let body: Data
     public let history: [RevisionID]
@@ -35,18 +37,41 @@ extension DocumentDatabase {
         return try await read { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
             return try requests.map { request in
-                guard
-                    let row = try DocumentRevisionStorage.documentRow(
-                        db, collectionID: collectionID, docID: request.docID)
-                else { return nil }
-                let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
-                guard let node = tree[request.revID], node.hasBody,
-                    let body = try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: request.revID) ?? nil
-                else { return nil }
-                return OutgoingRevision(
-                    deleted: node.deleted, body: body,
-                    history: tree.history(of: request.revID, stoppingAt: request.knownRevIDs, maxCount: request.maxHistory))
+                try Self.outgoingRevision(request, collectionID: collectionID, in: db)
             }
         }
+    }
+
+    /// The document's current revision in place of `request.revID`, for a receiver that asked for
+    /// replacements of revisions that are gone (`sendReplacementRevs`); `nil` once the document is.
+    public func currentOutgoingRevision(
+        replacing request: OutgoingRevisionRequest, in collection: CollectionName = .default
+    ) async throws -> OutgoingRevision? {
+        try DocumentID.validate(request.docID)
+        return try await read { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            guard
+                let row = try DocumentRevisionStorage.documentRow(
+                    db, collectionID: collectionID, docID: request.docID)
+            else { return nil }
+            var current = request
+            current.revID = row.winningRevID
+            return try Self.outgoingRevision(current, collectionID: collectionID, in: db)
+        }
+    }
+
+    private static func outgoingRevision(
+        _ request: OutgoingRevisionRequest, collectionID: Int64, in db: GRDB.Database
+    ) throws -> OutgoingRevision? {
+        guard
+            let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: request.docID)
+        else { return nil }
+        let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
+        guard let node = tree[request.revID], node.hasBody,
+            let body = try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: request.revID) ?? nil
+        else { return nil }
+        return OutgoingRevision(
+            revID: request.revID, deleted: node.deleted, body: body,
+            history: tree.history(of: request.revID, stoppingAt: request.knownRevIDs, maxCount: request.maxHistory))
     }
 }

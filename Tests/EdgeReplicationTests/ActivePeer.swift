@@ -87,6 +87,7 @@ struct ActivePeer {
 actor PullRecorder {
     private(set) var changeRows: [ChangeRow] = []
     private(set) var revisions: [RevRequest] = []
+    private(set) var noRevisions: [NoRevRequest] = []
     private(set) var caughtUpCount = 0
     private(set) var repliesSent = 0
     /// Known ancestors to answer per document; absent documents get `[]` ("send it, I have nothing").
@@ -96,15 +97,35 @@ actor PullRecorder {
         knownAncestors = known
     }
 
+    /// Runs once, when the first `changes` batch arrives and before it is answered.
+    private var beforeFirstAnswer: (@Sendable () async throws -> Void)?
+
+    func setBeforeFirstAnswer(_ body: @escaping @Sendable () async throws -> Void) {
+        beforeFirstAnswer = body
+    }
+
+    private func takeBeforeFirstAnswer() -> (@Sendable () async throws -> Void)? {
+        defer { beforeFirstAnswer = nil }
+        return beforeFirstAnswer
+    }
+
     /// Registers `changes` and `rev` handlers that answer like a LiteCore puller.
     func install(on connection: BLIPConnection) async {
         await connection.setHandler(for: "changes") { request in
             let changes = try ChangesRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
+            if !changes.isCaughtUp, let hook = await self.takeBeforeFirstAnswer() {
+                try await hook()
+            }
             return await self.answer(changes, request: request)
         }
         await connection.setHandler(for: "rev") { request in
             let rev = try RevRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
             await self.record(rev)
+            return request.reply()
+        }
+        await connection.setHandler(for: "norev") { request in
+            let norev = try NoRevRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
+            await self.record(norev)
             return request.reply()
         }
     }
@@ -130,5 +151,9 @@ actor PullRecorder {
 
     private func record(_ rev: RevRequest) {
         revisions.append(rev)
+    }
+
+    private func record(_ norev: NoRevRequest) {
+        noRevisions.append(norev)
     }
 }

@@ -101,4 +101,54 @@ struct PullTests {
             #expect(try rev.bodyObject() == ["count": 2])
         }
     }
+
+    @Test("with sendReplacementRevs, a requested revision whose body is gone is replaced by the current one")
+    func replacementRevision() async throws {
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            let first = try await database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            let recorder = PullRecorder()
+            // Between the offer and the answer, four updates push the offered revision's body past
+            // the store's retention (three ancestors), as a busy document would.
+            await recorder.setBeforeFirstAnswer {
+                var parent = first.revID
+                for value in 2...5 {
+                    parent = try await database.save("doc", body: Data(#"{"v":\#(value)}"#.utf8), parentRevID: parent).revID
+                }
+            }
+            try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest(batchSize: 200, sendReplacementRevs: true))
+                try await eventually("the replacement rev") {
+                    await recorder.revisions.contains { $0.replacedRevision != nil }
+                }
+            }
+            let current = try #require(try await database.document("doc"))
+            let replacement = try #require(await recorder.revisions.first { $0.replacedRevision != nil })
+            #expect(replacement.replacedRevision?.description == first.revID.description)
+            #expect(replacement.revisionID.description == current.revID.description)
+            #expect(replacement.history.ancestors.count == 4)
+            #expect(try replacement.bodyObject() == ["v": 5])
+        }
+    }
+
+    @Test("without sendReplacementRevs, a requested revision whose body is gone gets a norev")
+    func noReplacementRequested() async throws {
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            let first = try await database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            let recorder = PullRecorder()
+            await recorder.setBeforeFirstAnswer {
+                var parent = first.revID
+                for value in 2...5 {
+                    parent = try await database.save("doc", body: Data(#"{"v":\#(value)}"#.utf8), parentRevID: parent).revID
+                }
+            }
+            try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest(batchSize: 200))
+                try await eventually("the norev") { await recorder.noRevisions.count == 1 }
+            }
+            #expect(await recorder.revisions.allSatisfy { $0.revisionID.description != first.revID.description })
+            #expect(await recorder.noRevisions.first?.revisionID.description == first.revID.description)
+        }
+    }
 }

@@ -81,13 +81,19 @@ struct RevisionInserterTests {
                 OutgoingRevisionRequest(docID: "one", revID: rev(2, "a")),
                 OutgoingRevisionRequest(docID: "missing", revID: rev(1, "a")),
             ])
-            #expect(revisions[0] == OutgoingRevision(deleted: false, body: json(#"{"n":2}"#), history: []))
+            #expect(revisions[0] == OutgoingRevision(revID: rev(1, "b"), deleted: false, body: json(#"{"n":2}"#), history: []))
             #expect(revisions[1]?.history == [rev(3, "a"), rev(2, "a")])
             #expect(revisions[1]?.body == json(#"{"n":1}"#))
             #expect(revisions[2]?.history == [rev(3, "a")])
             // A history-only ancestor has no body to send, like a document that is gone.
             #expect(revisions[3] == nil)
             #expect(revisions[4] == nil)
+
+            let current = try await database.currentOutgoingRevision(
+                replacing: OutgoingRevisionRequest(docID: "one", revID: rev(2, "a"), knownRevIDs: [rev(3, "a")]))
+            #expect(current?.revID == rev(4, "a"))
+            #expect(current?.history == [rev(3, "a")])
+            #expect(try await database.currentOutgoingRevision(replacing: OutgoingRevisionRequest(docID: "gone", revID: rev(1, "a"))) == nil)
         }
     }
 }

@@ -13,6 +13,15 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
     private let logger: Logger
     private var lastReceived = NIODeadline.now()
     private var check: Scheduled<Void>?
+    /// Set once the connection was upgraded: an idle close then starts with a WebSocket close frame
+    /// (1001, going away), so the client learns why instead of seeing the connection drop.
+    var speaksWebSocket = false
+
+    /// A server's close frame (unmasked): 1001 and a short reason.
+    static let goingAwayFrame: [UInt8] = {
+        let reason = Array("idle timeout".utf8)
+        return [0x88, UInt8(2 + reason.count), 0x03, 0xE9] + reason
+    }()
 
     init(timeout: TimeAmount, logger: Logger) {
         self.timeout = timeout
@@ -55,7 +64,16 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
                     "peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")",
                     "idle_timeout_ms": "\(self.timeout.nanoseconds / 1_000_000)",
                 ])
-            context.close(promise: nil)
+            guard self.speaksWebSocket else {
+                context.close(promise: nil)
+                return
+            }
+            // Written below the WebSocket encoder, which only ever writes whole frames in one turn of
+            // the event loop, so the close frame cannot land inside another frame.
+            let frame = context.channel.allocator.buffer(bytes: Self.goingAwayFrame)
+            context.writeAndFlush(NIOAny(frame)).whenComplete { _ in
+                context.close(promise: nil)
+            }
         }
     }
 }

@@ -82,6 +82,9 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         guard case .accept(let accepted, _) = verdict.value else {
                             throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget
                         }
+                        if let closer = try? channel.pipeline.syncOperations.handler(type: IdleConnectionCloser.self) {
+                            closer.speaksWebSocket = true
+                        }
                         let webSocket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
                             wrappingChannelSynchronously: channel,
                             configuration: .init(isOutboundHalfClosureEnabled: true))

@@ -58,6 +58,17 @@ struct ListenerResourceLimitTests {
         }
     }
 
+    @Test("an upgraded client that goes silent gets a close frame (1001, going away) before the drop")
+    func silentUpgradedClientGetsCloseFrame() async throws {
+        try await TestGateway.run(settings: TestGateway.settings(idleTimeout: .seconds(2))) { gateway in
+            let closeFrame = try await Self.withDialedPeer(port: gateway.port) { peer in
+                try await eventually("the listener to close the idle connection") { await !peer.connection.isOpen }
+            }
+            #expect(closeFrame?.closeCode == .goingAway)
+            #expect(closeFrame?.reason == "idle timeout")
+        }
+    }
+
     @Test("a client that only pings, or keeps sending requests, outlives the idle timeout")
     func activeClientsStayOpen() async throws {
         let idleTimeout = Duration.seconds(2)

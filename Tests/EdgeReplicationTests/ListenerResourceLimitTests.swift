@@ -60,9 +60,18 @@ struct ListenerResourceLimitTests {
 
     @Test("an upgraded client that goes silent gets a close frame (1001, going away) before the drop")
     func silentUpgradedClientGetsCloseFrame() async throws {
-        try await TestGateway.run(settings: TestGateway.settings(idleTimeout: .seconds(2))) { gateway in
-            let closeFrame = try await Self.withDialedPeer(port: gateway.port) { peer in
-                try await eventually("the listener to close the idle connection") { await !peer.connection.isOpen }
+        try await TestGateway.run(settings: TestGateway.settings(idleTimeout: .seconds(3))) { gateway in
+            var closeFrame: WebSocketCloseFrame?
+            for attempt in 1...5 {
+                do {
+                    closeFrame = try await Self.withDialedPeer(port: gateway.port) { peer in
+                        try await eventually("the listener to close the idle connection") { await !peer.connection.isOpen }
+                    }
+                    break
+                } catch UpstreamDialError.handshakeIncomplete where attempt < 5 {
+                    // A loaded machine can take longer than the timeout to finish the upgrade, during which
+                    // the client is silent too; that close (before the 101) has no frame to send. Try again.
+                }
             }
             #expect(closeFrame?.closeCode == .goingAway)
             #expect(closeFrame?.reason == "idle timeout")

@@ -5,15 +5,16 @@ extension BLIPConnection {
     ///
     /// Requests without a handler get the error reply `BLIP/404` (spec §2.10).
     public func setHandler(for profile: String, _ handler: @escaping BLIPRequestHandler) {
-        handlers[profile] = handler
+        handlers.withLockedValue { $0[profile] = handler }
     }
 
     public func removeHandler(for profile: String) {
-        handlers[profile] = nil
+        handlers.withLockedValue { $0[profile] = nil }
     }
 
-    private func handler(for request: BLIPMessage) -> BLIPRequestHandler? {
-        request.profile.flatMap { handlers[$0] }
+    private nonisolated func handler(for request: BLIPMessage) -> BLIPRequestHandler? {
+        guard let profile = request.profile else { return nil }
+        return handlers.withLockedValue { $0[profile] }
     }
 
     /// Runs a handler per incoming request, concurrently, until the connection ends.
@@ -28,7 +29,7 @@ extension BLIPConnection {
 
     private nonisolated func handle(_ request: BLIPMessage) async {
         let reply: BLIPMessage
-        if let handler = await handler(for: request) {
+        if let handler = handler(for: request) {
             do {
                 var answer = try await handler(request)
                 answer.number = request.number

@@ -1,6 +1,7 @@
 import BLIPCodec
 import HummingbirdWebSocket
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// Answers one request; return `request.reply(...)`, or throw a `BLIPErrorReply` to send an error reply.
@@ -45,7 +46,8 @@ public actor BLIPConnection {
     var outbox: Outbox
     let decoder: BLIPFrameDecoder
     var assembler: MessageAssembler
-    var handlers: [String: BLIPRequestHandler] = [:]
+    /// Read by every incoming request's task without a hop onto this actor.
+    let handlers = NIOLockedValueBox<[String: BLIPRequestHandler]>([:])
     var pendingReplies: [UInt64: CheckedContinuation<BLIPMessage, any Error>] = [:]
     var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
     var writerWakeUp: CheckedContinuation<Void, Never>?

@@ -77,8 +77,9 @@ actor ActiveReplicatorSession {
         pullIsIdle = !configuration.direction.pulls
     }
 
-    /// Answers one of the upstream's requests addressed to this session's collection.
-    func handle(_ profile: Profile, _ request: BLIPMessage) async throws -> BLIPMessage {
+    /// Answers one of the upstream's requests addressed to this session's collection. Nonisolated,
+    /// so a `rev` (itself nonisolated) does not hop onto this actor only to hop off again.
+    nonisolated func handle(_ profile: Profile, _ request: BLIPMessage) async throws -> BLIPMessage {
         switch profile {
         case .changes: try await receiveChanges(request)
         case .rev: try await receiveRevision(request)

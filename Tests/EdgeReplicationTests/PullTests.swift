@@ -102,20 +102,28 @@ struct PullTests {
         }
     }
 
+    /// Saves `doc` and returns a recorder that, between the offer of that revision and its answer,
+    /// updates the document four times: the offered revision's body falls out of the store's retention
+    /// (three ancestors), as on a busy document.
+    static func offerRevisionThatLosesItsBody(
+        in database: DocumentDatabase
+    ) async throws -> (first: SavedRevision, recorder: PullRecorder) {
+        let first = try await database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+        let recorder = PullRecorder()
+        await recorder.setBeforeFirstAnswer {
+            var parent = first.revID
+            for value in 2...5 {
+                parent = try await database.save("doc", body: Data(#"{"v":\#(value)}"#.utf8), parentRevID: parent).revID
+            }
+        }
+        return (first, recorder)
+    }
+
     @Test("with sendReplacementRevs, a requested revision whose body is gone is replaced by the current one")
     func replacementRevision() async throws {
         try await TestGateway.run { gateway in
             let database = try await gateway.database
-            let first = try await database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
-            let recorder = PullRecorder()
-            // Between the offer and the answer, four updates push the offered revision's body past
-            // the store's retention (three ancestors), as a busy document would.
-            await recorder.setBeforeFirstAnswer {
-                var parent = first.revID
-                for value in 2...5 {
-                    parent = try await database.save("doc", body: Data(#"{"v":\#(value)}"#.utf8), parentRevID: parent).revID
-                }
-            }
+            let (first, recorder) = try await Self.offerRevisionThatLosesItsBody(in: database)
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
                 try await peer.send(SubChangesRequest(batchSize: 200, sendReplacementRevs: true))
                 try await eventually("the replacement rev") {
@@ -135,14 +143,7 @@ struct PullTests {
     func noReplacementRequested() async throws {
         try await TestGateway.run { gateway in
             let database = try await gateway.database
-            let first = try await database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
-            let recorder = PullRecorder()
-            await recorder.setBeforeFirstAnswer {
-                var parent = first.revID
-                for value in 2...5 {
-                    parent = try await database.save("doc", body: Data(#"{"v":\#(value)}"#.utf8), parentRevID: parent).revID
-                }
-            }
+            let (first, recorder) = try await Self.offerRevisionThatLosesItsBody(in: database)
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
                 try await peer.send(SubChangesRequest(batchSize: 200))
                 try await eventually("the norev") { await recorder.noRevisions.count == 1 }

@@ -173,9 +173,7 @@ extension ActiveReplicatorSession {
             logger.info("the upstream reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
             return
         }
-        var expanded = request
-        expanded.body = try await database.fullBody(of: request, in: collection)
-        expanded.deltaSource = nil
+        let expanded = try await database.expandingDelta(of: request, in: collection)
         let body: JSONObject
         do throws(ProtocolError) {
             let object = try expanded.bodyObject()

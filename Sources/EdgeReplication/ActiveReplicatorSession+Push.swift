@@ -21,14 +21,14 @@ extension ActiveReplicatorSession {
         // batch before it are done. A batch that lists a document still in flight waits for that
         // batch first, so no revision is proposed on top of one the upstream may not have yet.
         try await withThrowingTaskGroup(of: Int64.self) { batches in
+            // Ends of the batches not yet checkpointed, oldest first; a batch is done once its
+            // documents are no longer in flight.
             var ends: [Int64] = []
-            var finishedEnds: Set<Int64> = []
             var docIDsInFlight: [Int64: Set<String>] = [:]
             func recordFinished(_ end: Int64) async {
-                finishedEnds.insert(end)
                 docIDsInFlight[end] = nil
                 var completedThrough: Int64?
-                while let first = ends.first, finishedEnds.remove(first) != nil {
+                while let first = ends.first, docIDsInFlight[first] == nil {
                     ends.removeFirst()
                     completedThrough = first
                 }
@@ -117,23 +117,20 @@ extension ActiveReplicatorSession {
 
     /// Sends accepted revisions; returns once the upstream answered each.
     private func send(_ accepted: [Proposal]) async throws {
-        // Bodies are read a window at a time, each window from one snapshot, and all of a window's
-        // `rev`s are in flight together; the upstream acknowledges each once it is durable.
-        for window in RevisionWindow.groups(accepted, bodySize: \.change.bodySize) {
-            let requests = window.map { proposal in
-                OutgoingRevisionRequest(
-                    docID: proposal.change.docID, revID: proposal.change.revID,
-                    knownRevIDs: Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? []),
-                    maxHistory: maxHistory)
-            }
-            let revisions = try await database.outgoingRevisions(requests, in: collection)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (proposal, revision) in zip(window, revisions) {
-                    group.addTask { try await self.sendRevision(proposal.change, revision) }
-                }
-                try await group.waitForAll()
-            }
-        }
+        let maxHistory = maxHistory
+        try await RevisionWindow.send(
+            accepted, bodySize: \.change.bodySize,
+            reading: { window in
+                try await self.database.outgoingRevisions(
+                    window.map { proposal in
+                        OutgoingRevisionRequest(
+                            docID: proposal.change.docID, revID: proposal.change.revID,
+                            knownRevIDs: Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? []),
+                            maxHistory: maxHistory)
+                    },
+                    in: self.collection)
+            },
+            sending: { proposal, revision in try await self.sendRevision(proposal.change, revision) })
     }
 
     /// Sends `proposeChanges`; returns the accepted rows and the conflicting ones with the

@@ -135,33 +135,29 @@ extension PassiveReplicationSession {
             guard case .send(let known) = reply.entry(at: index) else { return nil }
             return (change, known)
         }
-        // Bodies are read a window at a time, each window from one snapshot, and all of a window's
-        // `rev`s are in flight together.
-        for window in RevisionWindow.groups(requested, bodySize: \.0.bodySize) {
-            let requests = window.map { change, known in
-                OutgoingRevisionRequest(
-                    docID: change.docID, revID: change.revID,
-                    knownRevIDs: Set(known.compactMap { try? RevisionID($0) }),
-                    maxHistory: capabilities.effectiveMaxHistory)
-            }
-            var revisions = try await database.outgoingRevisions(requests, in: subscription.keyspace.collection)
-            if subscription.takesReplacements {
-                for (index, request) in requests.enumerated() where revisions[index] == nil {
-                    revisions[index] = try await database.currentOutgoingRevision(
-                        replacing: request, in: subscription.keyspace.collection)
+        let collection = subscription.keyspace.collection
+        try await RevisionWindow.send(
+            requested, bodySize: \.0.bodySize,
+            reading: { window in
+                let requests = window.map { change, known in
+                    OutgoingRevisionRequest(
+                        docID: change.docID, revID: change.revID,
+                        knownRevIDs: Set(known.compactMap { try? RevisionID($0) }),
+                        maxHistory: capabilities.effectiveMaxHistory)
                 }
-            }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for ((change, known), revision) in zip(window, revisions) {
-                    group.addTask {
-                        try await self.sendRevision(
-                            change, revision, knownAncestors: known, capabilities: capabilities,
-                            keyspace: subscription.keyspace)
+                var revisions = try await self.database.outgoingRevisions(requests, in: collection)
+                if subscription.takesReplacements {
+                    for (index, request) in requests.enumerated() where revisions[index] == nil {
+                        revisions[index] = try await self.database.currentOutgoingRevision(replacing: request, in: collection)
                     }
                 }
-                try await group.waitForAll()
-            }
-        }
+                return revisions
+            },
+            sending: { requested, revision in
+                try await self.sendRevision(
+                    requested.0, revision, knownAncestors: requested.1, capabilities: capabilities,
+                    keyspace: subscription.keyspace)
+            })
     }
 }
 

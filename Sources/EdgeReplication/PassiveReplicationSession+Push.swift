@@ -116,11 +116,8 @@ extension PassiveReplicationSession {
         if request.deltaSource != nil, !configuration.deltaSync {
             throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
         }
-        let bytes = try await database.fullBody(of: request, in: keyspace.collection)
+        let expanded = try await database.expandingDelta(of: request, in: keyspace.collection)
         do throws(ProtocolError) {
-            var expanded = request
-            expanded.body = bytes
-            expanded.deltaSource = nil
             let object = try expanded.bodyObject()
             try DocumentBody.validatePushed(object)
             let folded = try BlobReference.strippingStandIns(from: object)

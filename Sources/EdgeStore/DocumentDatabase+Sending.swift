@@ -37,7 +37,11 @@ extension DocumentDatabase {
         return try await read { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
             return try requests.map { request in
-                try Self.outgoingRevision(request, collectionID: collectionID, in: db)
+                guard
+                    let row = try DocumentRevisionStorage.documentRow(
+                        db, collectionID: collectionID, docID: request.docID)
+                else { return nil }
+                return try Self.outgoingRevision(request, of: row, in: db)
             }
         }
     }
@@ -56,16 +60,13 @@ extension DocumentDatabase {
             else { return nil }
             var current = request
             current.revID = row.winningRevID
-            return try Self.outgoingRevision(current, collectionID: collectionID, in: db)
+            return try Self.outgoingRevision(current, of: row, in: db)
         }
     }
 
     private static func outgoingRevision(
-        _ request: OutgoingRevisionRequest, collectionID: Int64, in db: GRDB.Database
+        _ request: OutgoingRevisionRequest, of row: DocumentRow, in db: GRDB.Database
     ) throws -> OutgoingRevision? {
-        guard
-            let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: request.docID)
-        else { return nil }
         let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
         guard let node = tree[request.revID], node.hasBody,
             let body = try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: request.revID) ?? nil

@@ -69,17 +69,20 @@ struct PairedUpstreamTests {
     }
 
     static func listenerNode(directory: URL, port: Int) throws -> Node {
-        try Node(
-            name: "node-a", directory: directory,
-            body: """
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = \(port)
-                tls = "self-signed"
-                auth = "none"
-                databases = ["inventory"]
-                """)
+        try Node(name: "node-a", directory: directory, body: listenerSection(port: port, tls: "self-signed"))
+    }
+
+    /// A `lan` listener on loopback serving `inventory` without client authentication.
+    static func listenerSection(port: Int, tls: String) -> String {
+        """
+        [[listener]]
+        name = "lan"
+        interface = "127.0.0.1"
+        port = \(port)
+        tls = "\(tls)"
+        auth = "none"
+        databases = ["inventory"]
+        """
     }
 
     static func upstreamNode(directory: URL, target: String) throws -> Node {

@@ -11,15 +11,7 @@ struct ReplicateCommandTests {
         let listenerPort = try freeLoopbackPort()
         let hub = try PairedUpstreamTests.Node(
             name: "hub", directory: root.appendingPathComponent("hub"),
-            body: """
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = \(listenerPort)
-                tls = "off"
-                auth = "none"
-                databases = ["inventory"]
-                """)
+            body: PairedUpstreamTests.listenerSection(port: listenerPort, tls: "off"))
         let client = ["--data-dir", root.appendingPathComponent("client").path]
         for index in 0..<5 {
             let put = try await EdgeGatewayBinary.run(["docs", "put", "doc-\(index)", #"{"n": \#(index)}"#] + client)
@@ -55,17 +47,7 @@ struct ReplicateCommandTests {
         let collections = #"collections = ["_default._default", "store.orders"]"#
         let hub = try PairedUpstreamTests.Node(
             name: "hub", directory: root.appendingPathComponent("hub"),
-            body: """
-                \(collections)
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = \(listenerPort)
-                tls = "off"
-                auth = "none"
-                databases = ["inventory"]
-                """)
+            body: collections + "\n\n" + PairedUpstreamTests.listenerSection(port: listenerPort, tls: "off"))
         let client = try PairedUpstreamTests.Node(
             name: "client", directory: root.appendingPathComponent("client"), body: collections)
         for index in 0..<3 {

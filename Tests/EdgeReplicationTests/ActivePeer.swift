@@ -35,19 +35,28 @@ struct ActivePeer {
             tlsConfiguration: tls,
             logger: testLogger
         ) { inbound, outbound, _ in
-            let connection = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: testLogger)
-            await configure(connection)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await connection.run(inbound: inbound, outbound: outbound) }
-                do {
-                    try await body(ActivePeer(connection: connection))
-                } catch {
-                    await connection.close()
-                    throw error
-                }
+            try await run(
+                subprotocol: "BLIP_3+CBMobile_3", inbound: inbound, outbound: outbound, configure: configure, body)
+        }
+    }
+
+    /// Runs a BLIP connection over an open WebSocket for the duration of `body`, then closes it.
+    static func run(
+        subprotocol: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        configure: (BLIPConnection) async -> Void = { _ in }, _ body: (ActivePeer) async throws -> Void
+    ) async throws {
+        let connection = try BLIPConnection(subprotocol: subprotocol, logger: testLogger)
+        await configure(connection)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await connection.run(inbound: inbound, outbound: outbound) }
+            do {
+                try await body(ActivePeer(connection: connection))
+            } catch {
                 await connection.close()
-                try await group.waitForAll()
+                throw error
             }
+            await connection.close()
+            try await group.waitForAll()
         }
     }
 

@@ -19,18 +19,8 @@ struct ListenerResourceLimitTests {
         port: Int, heartbeat: Duration? = nil, _ body: @escaping @Sendable (ActivePeer) async throws -> Void
     ) async throws -> WebSocketCloseFrame? {
         try await ListenerUpgradeTests.dialer(port: port, heartbeat: heartbeat).run { session in
-            let connection = try BLIPConnection(subprotocol: session.subprotocol, logger: testLogger)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await connection.run(inbound: session.inbound, outbound: session.outbound) }
-                do {
-                    try await body(ActivePeer(connection: connection))
-                } catch {
-                    await connection.close()
-                    throw error
-                }
-                await connection.close()
-                try await group.waitForAll()
-            }
+            try await ActivePeer.run(
+                subprotocol: session.subprotocol, inbound: session.inbound, outbound: session.outbound, body)
         }
     }
 

@@ -273,26 +273,10 @@ struct SettingsTable {
     func duration(_ key: String, atLeast minimum: Duration = .zero) throws -> Duration? {
         let expectation =
             "must be a duration such as 300 (seconds), \"300s\", \"5m\", \"1h30m\" or \"7d\""
-        let duration: Duration
-        switch rawValue(key) {
-        case nil:
-            return nil
-        case .override(let override):
-            guard let parsed = Duration(configurationText: override.text) else {
-                throw error(at: key, "\(expectation), got \"\(override.text)\"")
-            }
-            duration = parsed
-        case .file(let value):
-            if let seconds = value.int, seconds >= 0 {
-                duration = .seconds(seconds)
-            } else if let text = value.string, let parsed = Duration(configurationText: text) {
-                duration = parsed
-            } else {
-                let got =
-                    value.int.map(String.init) ?? value.string.map { "\"\($0)\"" } ?? value.typeName
-                throw error(at: key, "\(expectation), got \(got)")
-            }
-        }
+        guard
+            let duration = try quantity(
+                key, expectation, fromInteger: { .seconds($0) }, fromText: Duration.init(configurationText:))
+        else { return nil }
         guard duration >= minimum else {
             throw error(at: key, "must be at least \(minimum.configurationText)")
         }
@@ -316,25 +300,8 @@ struct SettingsTable {
         let expectation =
             "must be a size such as 1048576 (bytes), \"512KiB\", \"20MB\" or \"64MiB\""
             + " (KB/MB/GB = 1000^n, KiB/MiB/GiB = 1024^n)"
-        let bytes: Int
-        switch rawValue(key) {
-        case nil:
+        guard let bytes = try quantity(key, expectation, fromInteger: { $0 }, fromText: Int.init(byteCountText:)) else {
             return nil
-        case .override(let override):
-            guard let parsed = Int(byteCountText: override.text) else {
-                throw error(at: key, "\(expectation), got \"\(override.text)\"")
-            }
-            bytes = parsed
-        case .file(let value):
-            if let number = value.int, number >= 0 {
-                bytes = number
-            } else if let text = value.string, let parsed = Int(byteCountText: text) {
-                bytes = parsed
-            } else {
-                let got =
-                    value.int.map(String.init) ?? value.string.map { "\"\($0)\"" } ?? value.typeName
-                throw error(at: key, "\(expectation), got \(got)")
-            }
         }
         guard range.contains(bytes) else {
             throw error(
@@ -343,6 +310,31 @@ struct SettingsTable {
             )
         }
         return bytes
+    }
+
+    /// A quantity given as a non-negative integer in its base unit or as text with units (overrides
+    /// are always text); `expectation` says what is allowed when it is neither.
+    private func quantity<Value>(
+        _ key: String, _ expectation: String, fromInteger: (Int) -> Value, fromText: (String) -> Value?
+    ) throws -> Value? {
+        switch rawValue(key) {
+        case nil:
+            return nil
+        case .override(let override):
+            guard let parsed = fromText(override.text) else {
+                throw error(at: key, "\(expectation), got \"\(override.text)\"")
+            }
+            return parsed
+        case .file(let value):
+            if let number = value.int, number >= 0 {
+                return fromInteger(number)
+            }
+            if let text = value.string, let parsed = fromText(text) {
+                return parsed
+            }
+            let got = value.int.map(String.init) ?? value.string.map { "\"\($0)\"" } ?? value.typeName
+            throw error(at: key, "\(expectation), got \(got)")
+        }
     }
 
     /// An array of non-empty strings; its elements are reported as `key[index]`.

@@ -70,7 +70,14 @@ let package = Package(
                 .product(name: "UpstreamDialer", package: rootPackage),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "ListenerMemory"
+            path: "ListenerMemory",
+            // Linked as the gateway's release binary is (see the root Package.swift), so the figures are the
+            // product's.
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                    .when(platforms: [.linux], configuration: .release))
+            ]
         ),
     ]
 )

@@ -3,7 +3,7 @@ import PackageDescription
 
 // Release executables are linked by lld with packed relative relocations (DT_RELR, glibc 2.36 or later, as in
 // Debian 12): the loader then reads a few kilobytes of relocations instead of megabytes, pages an idle gateway
-// would otherwise keep resident. The container's static build measures 3 MB less idle RSS this way.
+// would otherwise keep resident (BENCHMARKS.md, listener memory).
 let releaseLinkerSettings: [LinkerSetting] = [
     .unsafeFlags(
         ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],

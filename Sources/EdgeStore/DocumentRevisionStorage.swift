@@ -42,13 +42,11 @@ struct DocumentRevisionStorage {
                 SELECT id, sequence, winning_rev_id, deleted, body_size FROM documents
                 WHERE collection_id = ? AND doc_id = ?
                 """)
-        guard let row = try Row.fetchOne(statement, arguments: [collectionID, docID]) else {
-            return nil
+        return try statement.directFirstRow([.integer(collectionID), .text(docID)]) { row in
+            DocumentRow(
+                rowID: row.int64(0), sequence: row.int64(1), winningRevID: try storedRevisionID(row.string(2)),
+                deleted: row.bool(3), bodySize: Int(row.int64(4)))
         }
-        return DocumentRow(
-            rowID: row[0], sequence: row[1], winningRevID: try storedRevisionID(row[2]),
-            deleted: row[3],
-            bodySize: row[4])
     }
 
     static func tree(_ db: GRDB.Database, docRow: Int64) throws -> RevisionTree {
@@ -58,13 +56,11 @@ struct DocumentRevisionStorage {
                 WHERE doc_row = ?
                 """)
         var nodes: [RevisionNode] = []
-        let rows = try Row.fetchCursor(statement, arguments: [docRow])
-        while let row = try rows.next() {
-            let parent: String? = row[1]
+        try statement.directRows([.integer(docRow)]) { row in
             nodes.append(
                 RevisionNode(
-                    revID: try storedRevisionID(row[0]), parent: try parent.map(storedRevisionID),
-                    deleted: row[2], hasBody: row[4], storedAt: row[3]))
+                    revID: try storedRevisionID(row.string(0)), parent: try row.string(1).map(storedRevisionID),
+                    deleted: row.bool(2), hasBody: row.bool(4), storedAt: row.double(3)))
         }
         return RevisionTree(nodes: nodes)
     }
@@ -73,13 +69,13 @@ struct DocumentRevisionStorage {
     static func body(_ db: GRDB.Database, docRow: Int64, revID: RevisionID) throws -> Data?? {
         let statement = try db.cachedStatement(
             sql: "SELECT body FROM revisions WHERE doc_row = ? AND rev_id = ?")
-        guard let row = try Row.fetchOne(statement, arguments: [docRow, revID.description]) else {
-            return nil
-        }
-        return .some(row[0] as Data?)
+        return try statement.directFirstRow([.integer(docRow), .text(revID.description)]) { row in row.data(0) }
     }
 
-    private static func storedRevisionID(_ text: String) throws -> RevisionID {
+    private static func storedRevisionID(_ text: String?) throws -> RevisionID {
+        guard let text else {
+            throw StoreError.corruptDatabase(path: "revisions", reason: "a stored revision ID is NULL")
+        }
         do {
             return try RevisionID(text)
         } catch {

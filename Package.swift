@@ -124,12 +124,19 @@ let package = Package(
             ]
         ),
 
+        // One flush for the writes queued on an event loop together: replication sends many small messages.
+        .target(
+            name: "FlushCoalescing",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
+
         // Client WebSocket connections to upstreams: the upgrade with our subprotocols and credentials, TLS under
         // a server trust policy (CA, self-signed-only, pinned), refusals classified as transient or permanent.
         .target(
             name: "UpstreamDialer",
             dependencies: [
                 "EdgeIdentity",
+                "FlushCoalescing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -162,6 +169,7 @@ let package = Package(
             name: "SyncListener",
             dependencies: [
                 "EdgeReplication",
+                "FlushCoalescing",
                 "EdgeCredentials",
                 "EdgeIdentity",
                 "EdgeConfig",

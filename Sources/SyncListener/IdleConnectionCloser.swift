@@ -71,8 +71,9 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
             // Written below the WebSocket encoder, which only ever writes whole frames in one turn of
             // the event loop, so the close frame cannot land inside another frame.
             let frame = context.channel.allocator.buffer(bytes: Self.goingAwayFrame)
+            let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(NIOAny(frame)).whenComplete { _ in
-                context.close(promise: nil)
+                boundContext.value.close(promise: nil)
             }
         }
     }

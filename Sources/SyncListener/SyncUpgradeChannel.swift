@@ -1,3 +1,4 @@
+import FlushCoalescing
 import HTTPTypes
 import HummingbirdCore
 import Logging
@@ -85,6 +86,7 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         if let closer = try? channel.pipeline.syncOperations.handler(type: IdleConnectionCloser.self) {
                             closer.speaksWebSocket = true
                         }
+                        try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler())
                         let webSocket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
                             wrappingChannelSynchronously: channel,
                             configuration: .init(isOutboundHalfClosureEnabled: true))

@@ -1,4 +1,5 @@
 import EdgeIdentity
+import FlushCoalescing
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -72,7 +73,8 @@ extension UpstreamDialer {
             maxFrameSize: options.maxFrameSize,
             upgradePipelineHandler: { channel, response in
                 channel.eventLoop.makeCompletedFuture {
-                    .upgraded(
+                    try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler())
+                    return .upgraded(
                         try NIOAsyncChannel(wrappingChannelSynchronously: channel),
                         subprotocol: response.headers.first(name: "Sec-WebSocket-Protocol")
                     )

@@ -55,7 +55,15 @@ extension ActiveReplicatorSession {
         while laterRequestNumbers.remove(contiguousRequestNumber + 1) != nil {
             contiguousRequestNumber += 1
         }
-        wakePullWaiters()
+        wakePullWaitersIfCaughtUp()
+    }
+
+    /// Wakes `pull()` only when it has something to act on: waking it for every revision kept the session
+    /// actor busy with turns that found nothing to do.
+    func wakePullWaitersIfCaughtUp() {
+        if isPullCaughtUp && pulledRows.isEmpty {
+            wakePullWaiters()
+        }
     }
 
     func wakePullWaiters() {
@@ -70,7 +78,7 @@ extension ActiveReplicatorSession {
         let decoded = try request.decode(ChangesRequest.self)
         if decoded.isCaughtUp {
             caughtUpMarker = request.number
-            wakePullWaiters()
+            wakePullWaitersIfCaughtUp()
             return request.reply()
         }
         // Slots are reserved in the same actor turn as `noteRequest`, so a caught-up marker that
@@ -165,7 +173,7 @@ extension ActiveReplicatorSession {
         if let lastDone {
             await checkpointer.setRemote(lastDone)
         }
-        wakePullWaiters()
+        wakePullWaitersIfCaughtUp()
     }
 
     private nonisolated func store(_ request: RevRequest) async throws {

@@ -17,18 +17,29 @@ extension DocumentDatabase {
         _ revisions: [ExistingRevision], in collection: CollectionName = .default,
         resolvingConflictsWith resolver: ConflictResolving? = nil
     ) async throws -> [ExistingRevisionResult] {
-        // Validation and JSON scanning run before taking the writer lock.
-        let prepared = revisions.map {
-            revision -> Result<(ExistingRevision, Set<String>), StoreError> in
-            do throws(StoreError) {
-                try DocumentID.validate(revision.docID)
-                try Self.validateHistory(of: revision)
-                return .success((revision, try JSONBodyScanner.blobDigests(in: revision.body)))
-            } catch {
-                return .failure(error)
-            }
+        try await insertPreparedRevisions(revisions.map(Self.prepare), in: collection, resolvingConflictsWith: resolver)
+    }
+
+    /// A revision validated, with the blobs its body refers to, or why it cannot be stored.
+    typealias PreparedRevision = Result<(revision: ExistingRevision, blobDigests: Set<String>), StoreError>
+
+    /// Validation and the JSON scan of the body: the part of an insert that needs no database, done before
+    /// (and outside) the writer's transaction, where concurrent callers can each do their own.
+    static func prepare(_ revision: ExistingRevision) -> PreparedRevision {
+        do throws(StoreError) {
+            try DocumentID.validate(revision.docID)
+            try validateHistory(of: revision)
+            return .success((revision, try JSONBodyScanner.blobDigests(in: revision.body)))
+        } catch {
+            return .failure(error)
         }
-        return try await write { db in
+    }
+
+    func insertPreparedRevisions(
+        _ prepared: [PreparedRevision], in collection: CollectionName,
+        resolvingConflictsWith resolver: ConflictResolving?
+    ) async throws -> [ExistingRevisionResult] {
+        try await write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
             var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
             var results: [ExistingRevisionResult] = []

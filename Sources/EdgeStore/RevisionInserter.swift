@@ -7,7 +7,7 @@
 /// 100 revisions: `kInsertionDelay` and `kInsertionBatchSize` in ReplicatorTuning.hh.)
 public actor RevisionInserter {
     private struct Waiting {
-        let revision: ExistingRevision
+        let revision: DocumentDatabase.PreparedRevision
         let continuation: CheckedContinuation<ExistingRevisionResult, any Error>
     }
 
@@ -33,7 +33,14 @@ public actor RevisionInserter {
 
     /// Inserts `revision` as `insertExistingRevisions` would, possibly in the same transaction as
     /// other callers' revisions; returns once that transaction has committed.
-    public func insert(_ revision: ExistingRevision) async throws -> ExistingRevisionResult {
+    ///
+    /// The revision is validated and its body scanned by the caller, before it joins the queue, so that
+    /// concurrent callers do that work in parallel rather than inside the serial write.
+    public nonisolated func insert(_ revision: ExistingRevision) async throws -> ExistingRevisionResult {
+        try await enqueue(DocumentDatabase.prepare(revision))
+    }
+
+    private func enqueue(_ revision: DocumentDatabase.PreparedRevision) async throws -> ExistingRevisionResult {
         try await withCheckedThrowingContinuation { continuation in
             waiting.append(Waiting(revision: revision, continuation: continuation))
             if !isWriting {
@@ -67,7 +74,7 @@ public actor RevisionInserter {
     }
 
     private func write(_ batch: [Waiting]) async throws {
-        let results = try await database.insertExistingRevisions(
+        let results = try await database.insertPreparedRevisions(
             batch.map(\.revision), in: collection, resolvingConflictsWith: resolver)
         for (item, result) in zip(batch, results) {
             item.continuation.resume(returning: result)

@@ -295,6 +295,14 @@ let package = Package(
         ),
 
         .testTarget(
+            name: "FlushCoalescingTests",
+            dependencies: [
+                "FlushCoalescing",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "BLIPCodecTests",
             dependencies: ["BLIPCodec"],
             resources: [.copy("Fixtures")]

@@ -127,8 +127,9 @@ struct DocumentRevisionStorage {
             try db.cachedStatement(
                 sql:
                     "UPDATE documents SET sequence = ?, winning_rev_id = ?, deleted = ?, body_size = ? WHERE id = ?"
-            ).execute(arguments: [
-                sequence, winner.revID.description, winner.deleted, bodySize, docRow,
+            ).directExecute([
+                .integer(sequence), .text(winner.revID.description), .bool(winner.deleted), .integer(Int64(bodySize)),
+                .integer(docRow),
             ])
         } else {
             try db.cachedStatement(
@@ -136,8 +137,9 @@ struct DocumentRevisionStorage {
                     INSERT INTO documents (collection_id, doc_id, sequence, winning_rev_id, deleted, body_size)
                     VALUES (?, ?, ?, ?, ?, ?)
                     """
-            ).execute(arguments: [
-                collectionID, docID, sequence, winner.revID.description, winner.deleted, bodySize,
+            ).directExecute([
+                .integer(collectionID), .text(docID), .integer(sequence), .text(winner.revID.description),
+                .bool(winner.deleted), .integer(Int64(bodySize)),
             ])
             docRow = db.lastInsertedRowID
         }
@@ -151,8 +153,9 @@ struct DocumentRevisionStorage {
             // Pruning may already have removed the oldest grafted ancestors, or re-rooted a survivor.
             guard let node = tree[revision.node.revID] else { continue }
             let body = node.hasBody ? revision.body : nil
-            try insertRevision.execute(arguments: [
-                docRow, node.revID.description, node.parent?.description, node.deleted, now, body,
+            try insertRevision.directExecute([
+                .integer(docRow), .text(node.revID.description), .text(node.parent?.description), .bool(node.deleted),
+                .real(now), .blob(body),
             ])
             if body != nil {
                 try insertBlobReferences(revision.blobDigests, docRow: docRow, revID: node.revID)
@@ -224,7 +227,7 @@ struct DocumentRevisionStorage {
         let statement = try db.cachedStatement(
             sql: "INSERT OR IGNORE INTO revision_blobs (doc_row, rev_id, digest) VALUES (?, ?, ?)")
         for digest in digests {
-            try statement.execute(arguments: [docRow, revID.description, digest])
+            try statement.directExecute([.integer(docRow), .text(revID.description), .text(digest)])
         }
     }
 

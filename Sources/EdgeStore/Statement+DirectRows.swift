@@ -2,10 +2,17 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// One value bound to a `?` of a statement read with `directRows`.
+/// One value bound to a `?` of a statement run with `directRows` or `directExecute`.
 enum DirectArgument {
     case integer(Int64)
+    case real(Double)
     case text(String)
+    case blob(Data)
+    case null
+
+    static func bool(_ value: Bool) -> DirectArgument { .integer(value ? 1 : 0) }
+    static func text(_ value: String?) -> DirectArgument { value.map { .text($0) } ?? .null }
+    static func blob(_ value: Data?) -> DirectArgument { value.map { .blob($0) } ?? .null }
 }
 
 /// The current result row of a statement stepped by `directRows`, read column by column from SQLite.
@@ -62,6 +69,16 @@ extension Statement {
         }
     }
 
+    /// Runs this (cached) INSERT, UPDATE or DELETE with `arguments`, without GRDB's argument boxing.
+    ///
+    /// GRDB's own execution also informs its transaction observers; the store registers none (commits are
+    /// announced by `DocumentDatabase.write`), so stepping the statement directly changes nothing else.
+    func directExecute(_ arguments: [DirectArgument]) throws {
+        try withDirectExecution(arguments) { step in
+            while try step() {}
+        }
+    }
+
     /// The first result row read by `read`, or `nil` when there is none.
     func directFirstRow<Value>(_ arguments: [DirectArgument], _ read: (DirectRow) throws -> Value) throws -> Value? {
         try withDirectExecution(arguments) { step in
@@ -83,8 +100,19 @@ extension Statement {
             switch argument {
             case .integer(let value):
                 code = sqlite3_bind_int64(handle, index, value)
+            case .real(let value):
+                code = sqlite3_bind_double(handle, index, value)
             case .text(let value):
                 code = sqlite3_bind_text(handle, index, value, -1, transientDestructor)
+            case .blob(let value) where value.isEmpty:
+                // A NULL pointer would bind NULL, not an empty blob.
+                code = sqlite3_bind_zeroblob(handle, index, 0)
+            case .blob(let value):
+                code = value.withUnsafeBytes { bytes in
+                    sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), transientDestructor)
+                }
+            case .null:
+                code = sqlite3_bind_null(handle, index)
             }
             guard code == SQLITE_OK else { throw directError(code, connection) }
         }

@@ -183,9 +183,9 @@ extension ActiveReplicatorSession {
         }
         let expanded = try await database.expandingDelta(of: request, in: collection)
         let body: JSONObject
+        let storedBody: Data
         do throws(ProtocolError) {
-            let object = try expanded.bodyObject()
-            body = DocumentBody.strippingSpecialProperties(try BlobReference.strippingStandIns(from: object))
+            (body, storedBody) = try expanded.storedBody(try expanded.bodyObject())
         } catch {
             throw error.reply.blipError
         }
@@ -195,7 +195,7 @@ extension ActiveReplicatorSession {
             revision = ExistingRevision(
                 docID: request.docID, revID: try RevisionID(request.revisionID),
                 history: try request.history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
-                deleted: request.deleted, body: body.jsonData, noConflicts: false)
+                deleted: request.deleted, body: storedBody, noConflicts: false)
         } catch {
             throw error.errorReply.blipError
         }

@@ -92,14 +92,14 @@ extension PassiveReplicationSession {
             logger.info("peer reported a failed revision", metadata: ["doc": "\(decoded.docID)", "error": "\(errorCode)"])
             return request.reply()
         }
-        let body = try await expandedBody(of: decoded, in: keyspace)
+        let (body, storedBody) = try await expandedBody(of: decoded, in: keyspace)
         try await fetchMissingBlobs(of: body, docID: decoded.docID, keyspace: keyspace)
         let revision: ExistingRevision
         do throws(StoreError) {
             revision = ExistingRevision(
                 docID: decoded.docID, revID: try RevisionID(decoded.revisionID),
                 history: try decoded.history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
-                deleted: decoded.deleted, body: body.jsonData, noConflicts: decoded.noConflicts)
+                deleted: decoded.deleted, body: storedBody, noConflicts: decoded.noConflicts)
         } catch {
             throw error.errorReply.blipError
         }
@@ -111,8 +111,11 @@ extension PassiveReplicationSession {
 
     /// The revision's body as it will be stored: a delta applied to its stored base (`HTTP/422` when
     /// that is impossible, so the sender resends the full body), reserved properties refused,
-    /// `_attachments` stand-ins folded back into blob dicts, other `_` properties dropped.
-    private nonisolated func expandedBody(of request: RevRequest, in keyspace: Keyspace) async throws -> JSONObject {
+    /// `_attachments` stand-ins folded back into blob dicts, other `_` properties dropped; with the bytes to
+    /// store for it.
+    private nonisolated func expandedBody(
+        of request: RevRequest, in keyspace: Keyspace
+    ) async throws -> (object: JSONObject, data: Data) {
         if request.deltaSource != nil, !configuration.deltaSync {
             throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
         }
@@ -120,8 +123,7 @@ extension PassiveReplicationSession {
         do throws(ProtocolError) {
             let object = try expanded.bodyObject()
             try DocumentBody.validatePushed(object)
-            let folded = try BlobReference.strippingStandIns(from: object)
-            return DocumentBody.strippingSpecialProperties(folded)
+            return try expanded.storedBody(object)
         } catch {
             throw error.reply.blipError
         }

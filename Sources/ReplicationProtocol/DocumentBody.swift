@@ -24,6 +24,12 @@ public enum DocumentBody {
         return result
     }
 
+    /// Whether any top-level property starts with `_`. Without one, the stripping above changes nothing and
+    /// a received body can be stored as the bytes it came in, instead of being serialised again.
+    public static func hasSpecialProperties(_ body: JSONObject) -> Bool {
+        body.keys.contains { $0.hasPrefix("_") }
+    }
+
     /// Whether a pulled body is Sync Gateway's CBMobile_2 "removed from your channels" marker
     /// (`"_removed": true`); the puller purges the document instead of storing it.
     public static func isChannelRemoval(_ body: JSONObject) -> Bool {

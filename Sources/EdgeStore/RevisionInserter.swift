@@ -17,6 +17,16 @@ public actor RevisionInserter {
     private let maxBatchSize: Int
     private var waiting: [Waiting] = []
     private var isWriting = false
+    /// When the last transaction committed, to tell a stream of revisions from a lone one.
+    private var lastCommit: ContinuousClock.Instant?
+
+    /// While revisions stream in (the last commit was less than `streamingGap` ago), a batch smaller than
+    /// `gatherBelow` waits `gatherDelay` for the revisions right behind it: a transaction costs about 7 ms
+    /// however small it is (a trace of 100,000 pushed revisions found 4 in 10 transactions holding 50 or
+    /// fewer). A lone revision after a pause is written at once. LiteCore waits too, up to 20 ms.
+    static let gatherBelow = 100
+    static let gatherDelay = Duration.milliseconds(3)
+    static let streamingGap = Duration.milliseconds(20)
 
     /// - Parameter resolver: as for `insertExistingRevisions`; every revision of this inserter
     ///   shares it.
@@ -52,6 +62,9 @@ public actor RevisionInserter {
 
     private func writeWaitingRevisions() async {
         while !waiting.isEmpty {
+            if waiting.count < Self.gatherBelow, let lastCommit, ContinuousClock.now - lastCommit < Self.streamingGap {
+                try? await Task.sleep(for: Self.gatherDelay)
+            }
             let batch = Array(waiting.prefix(maxBatchSize))
             waiting.removeFirst(batch.count)
             do {
@@ -69,6 +82,7 @@ public actor RevisionInserter {
             } catch {
                 batch[0].continuation.resume(throwing: error)
             }
+            lastCommit = .now
         }
         isWriting = false
     }

@@ -189,7 +189,8 @@ extension ActiveReplicatorSession {
         } catch {
             throw error.reply.blipError
         }
-        try await fetchMissingBlobs(of: body, docID: request.docID)
+        try await database.fetchMissingBlobs(
+            of: body, docID: request.docID, collectionIndex: collectionIndex, from: connection)
         let revision: ExistingRevision
         do throws(StoreError) {
             revision = ExistingRevision(
@@ -211,40 +212,6 @@ extension ActiveReplicatorSession {
                 ])
         case .inserted, .alreadyPresent:
             break
-        }
-    }
-
-    /// Fetches with `getAttachment` every blob the body refers to that the store lacks; the blob
-    /// store checks each digest before keeping the bytes (spec §3.9).
-    private nonisolated func fetchMissingBlobs(of body: JSONObject, docID: String) async throws {
-        let references: [BlobReference]
-        do throws(ProtocolError) {
-            references = try BlobReference.references(in: body)
-        } catch {
-            throw error.reply.blipError
-        }
-        var fetched: Set<ReplicationProtocol.BlobDigest> = []
-        for reference in references where fetched.insert(reference.digest).inserted {
-            let digest = try await storeCall { try EdgeStore.BlobDigest(reference.digest) }
-            if database.blobs.contains(digest) { continue }
-            let request = GetAttachmentRequest(
-                digest: reference.digest, docID: docID, compress: reference.prefersCompression, collection: collectionIndex)
-            let reply: BLIPMessage
-            do {
-                reply = try await connection.sendRequest(.request(request))
-            } catch let error as BLIPErrorReply {
-                throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
-            }
-            _ = try await storeCall { try database.blobs.write(Data(reply.body), expectedDigest: digest) }
-        }
-    }
-
-    /// Runs a store call, reporting store failures to the upstream as `HTTP` errors.
-    private nonisolated(nonsending) func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
-        do {
-            return try await body()
-        } catch let error as StoreError {
-            throw error.errorReply.blipError
         }
     }
 }

@@ -93,7 +93,8 @@ extension PassiveReplicationSession {
             return request.reply()
         }
         let (body, storedBody) = try await expandedBody(of: decoded, in: keyspace)
-        try await fetchMissingBlobs(of: body, docID: decoded.docID, keyspace: keyspace)
+        try await database.fetchMissingBlobs(
+            of: body, docID: decoded.docID, collectionIndex: keyspace.index, from: connection)
         let revision: ExistingRevision
         do throws(StoreError) {
             revision = ExistingRevision(
@@ -126,51 +127,6 @@ extension PassiveReplicationSession {
             return try expanded.storedBody(object)
         } catch {
             throw error.reply.blipError
-        }
-    }
-
-    /// Fetches, with `getAttachment`, every blob the body refers to that the store lacks (spec §3.9);
-    /// the blob store verifies each digest before keeping the bytes.
-    private nonisolated func fetchMissingBlobs(of body: JSONObject, docID: String, keyspace: Keyspace) async throws {
-        let references: [BlobReference]
-        do throws(ProtocolError) {
-            references = try BlobReference.references(in: body)
-        } catch {
-            throw error.reply.blipError
-        }
-        var fetched: Set<ReplicationProtocol.BlobDigest> = []
-        for reference in references where !fetched.contains(reference.digest) {
-            fetched.insert(reference.digest)
-            let digest: EdgeStore.BlobDigest
-            do throws(StoreError) {
-                digest = try EdgeStore.BlobDigest(reference.digest)
-            } catch {
-                throw error.errorReply.blipError
-            }
-            if database.blobs.contains(digest) { continue }
-            let request = GetAttachmentRequest(
-                digest: reference.digest, docID: docID, compress: reference.prefersCompression,
-                collection: keyspace.index)
-            let reply: BLIPMessage
-            do {
-                reply = try await connection.sendRequest(.request(request))
-            } catch let error as BLIPErrorReply {
-                throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
-            }
-            do {
-                _ = try database.blobs.write(Data(reply.body), expectedDigest: digest)
-            } catch let error as StoreError {
-                throw error.errorReply.blipError
-            }
-        }
-    }
-
-    /// Runs a store call, reporting store failures to the peer as `HTTP` errors.
-    nonisolated(nonsending) func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
-        do {
-            return try await body()
-        } catch let error as StoreError {
-            throw error.errorReply.blipError
         }
     }
 }

@@ -56,3 +56,12 @@ extension JSONObject {
         Data(JSONValue.object(self).serialized)
     }
 }
+
+/// Runs a store call for a peer's request, reporting store failures to the peer as `HTTP` errors.
+nonisolated(nonsending) func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
+    do {
+        return try await body()
+    } catch let error as StoreError {
+        throw error.errorReply.blipError
+    }
+}

@@ -1,0 +1,40 @@
+import BLIPCodec
+import BLIPConnection
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+
+extension DocumentDatabase {
+    /// Fetches from the peer, with `getAttachment`, every blob `body` refers to that the store lacks (spec
+    /// §3.9), before the revision that needs them is stored; the blob store checks each digest before keeping
+    /// the bytes. Both receivers of `rev`s, the listener and the puller, call this.
+    func fetchMissingBlobs(
+        of body: JSONObject, docID: String, collectionIndex: Int?, from connection: BLIPConnection
+    ) async throws {
+        let references: [BlobReference]
+        do throws(ProtocolError) {
+            references = try BlobReference.references(in: body)
+        } catch {
+            throw error.reply.blipError
+        }
+        var fetched: Set<ReplicationProtocol.BlobDigest> = []
+        for reference in references where fetched.insert(reference.digest).inserted {
+            do {
+                let digest = try EdgeStore.BlobDigest(reference.digest)
+                if blobs.contains(digest) { continue }
+                let request = GetAttachmentRequest(
+                    digest: reference.digest, docID: docID, compress: reference.prefersCompression,
+                    collection: collectionIndex)
+                let reply: BLIPMessage
+                do {
+                    reply = try await connection.sendRequest(.request(request))
+                } catch let error as BLIPErrorReply {
+                    throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
+                }
+                _ = try blobs.write(Data(reply.body), expectedDigest: digest)
+            } catch let error as StoreError {
+                throw error.errorReply.blipError
+            }
+        }
+    }
+}

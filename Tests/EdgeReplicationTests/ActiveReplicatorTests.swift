@@ -98,17 +98,14 @@ struct ActiveReplicatorTests {
     func pulledDelta() async throws {
         try await TestGateway.run { gateway in
             let remote = try await gateway.database
-            let filler = String(repeating: "x", count: 400)
-            let first = try await remote.save("doc", body: Data(#"{"filler":"\#(filler)","count":1}"#.utf8), parentRevID: nil)
-            let second = try await remote.save(
-                "doc", body: Data(#"{"filler":"\#(filler)","count":2}"#.utf8), parentRevID: first.revID)
+            let (first, second) = try await remote.saveDeltaCandidate()
             try await LocalDatabase.run { local in
                 // The local copy of the base carries a marker the upstream's lacks: only a delta applied
                 // to it (not a full body) can bring the marker into the pulled revision.
                 _ = try await local.database.insertExistingRevisions([
                     ExistingRevision(
                         docID: "doc", revID: first.revID, history: [],
-                        body: Data(#"{"filler":"\#(filler)","count":1,"marker":true}"#.utf8))
+                        body: Data(#"{"filler":"\#(deltaFiller)","count":1,"marker":true}"#.utf8))
                 ])
                 let status = try await local.replicate(with: gateway, .pull)
                 #expect(status.lastError == nil)
@@ -116,7 +113,7 @@ struct ActiveReplicatorTests {
                 #expect(document.revID == second.revID)
                 #expect(
                     try object(document.body)
-                        == ["filler": .string(filler), "count": .integer(2), "marker": .bool(true)])
+                        == ["filler": .string(deltaFiller), "count": .integer(2), "marker": .bool(true)])
             }
         }
     }

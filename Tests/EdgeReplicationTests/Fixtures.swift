@@ -1,3 +1,4 @@
+import EdgeStore
 import Foundation
 import ReplicationProtocol
 
@@ -12,4 +13,17 @@ func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 func object(_ data: Data?) throws -> JSONObject? {
     guard let data else { return nil }
     return try JSONValue(parsing: Array(data)).objectValue
+}
+
+/// Padding that makes a body big enough for a delta of one changed property to be worth sending.
+let deltaFiller = String(repeating: "x", count: 400)
+
+extension DocumentDatabase {
+    /// Saves `doc` twice; the second revision differs from the first only in `count`, so it travels as a delta.
+    func saveDeltaCandidate() async throws -> (first: SavedRevision, second: SavedRevision) {
+        let first = try await save("doc", body: Data(#"{"filler":"\#(deltaFiller)","count":1}"#.utf8), parentRevID: nil)
+        let second = try await save(
+            "doc", body: Data(#"{"filler":"\#(deltaFiller)","count":2}"#.utf8), parentRevID: first.revID)
+        return (first, second)
+    }
 }

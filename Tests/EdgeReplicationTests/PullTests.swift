@@ -84,10 +84,7 @@ struct PullTests {
     func deltaPull() async throws {
         try await TestGateway.run { gateway in
             let database = try await gateway.database
-            let filler = String(repeating: "x", count: 400)
-            let first = try await database.save("doc", body: Data(#"{"filler":"\#(filler)","count":1}"#.utf8), parentRevID: nil)
-            let second = try await database.save(
-                "doc", body: Data(#"{"filler":"\#(filler)","count":2}"#.utf8), parentRevID: first.revID)
+            let (first, second) = try await database.saveDeltaCandidate()
             let recorder = PullRecorder()
             await recorder.setKnownAncestors(["doc": [try WireRevisionID(first.revID.description)]])
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in

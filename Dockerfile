@@ -34,11 +34,13 @@ RUN swift package resolve
 COPY Sources ./Sources
 # SwiftPM checks that every declared target has its folder, test targets included.
 COPY Tests ./Tests
+# The release link lays out the start-up code together (see scripts/build-release).
+COPY linker ./linker
+COPY scripts/build-release ./scripts/
 # The stdlib and Foundation are linked statically, so the runtime needs no Swift runtime; resource
 # bundles (*.resources) must sit next to the executable, where Bundle.module looks for them. Stripping
 # halves the binary (about 146 MB to 79 MB); crash backtraces then show addresses, not function names.
-RUN swift build -c release --static-swift-stdlib --product edge-gateway \
-    && bin="$(swift build -c release --static-swift-stdlib --show-bin-path)" \
+RUN bin="$(scripts/build-release)" \
     && mkdir -p /dist \
     && cp "$bin/edge-gateway" /dist/ \
     && find "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /dist/ \; \
@@ -48,8 +50,8 @@ FROM scratch AS binary-build
 COPY --from=build /dist/ /
 
 # PREBUILT_DIR holds `edge-gateway` and its `*.resources` bundles, e.g. as made by
-#   swift build -c release --static-swift-stdlib --product edge-gateway
-#   mkdir -p .build-container/dist && cp .build/release/edge-gateway .build/release/*.resources .build-container/dist/
+#   bin="$(scripts/build-release)"
+#   mkdir -p .build-container/dist && cp "$bin"/edge-gateway "$bin"/*.resources .build-container/dist/
 # (.dockerignore lets exactly that directory through).
 FROM scratch AS binary-context
 ARG PREBUILT_DIR=.build-container/dist

@@ -191,15 +191,7 @@ extension ActiveReplicatorSession {
         }
         try await database.fetchMissingBlobs(
             of: body, docID: request.docID, collectionIndex: collectionIndex, from: connection)
-        let revision: ExistingRevision
-        do throws(StoreError) {
-            revision = ExistingRevision(
-                docID: request.docID, revID: try RevisionID(request.revisionID),
-                history: try request.history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
-                deleted: request.deleted, body: storedBody, noConflicts: false)
-        } catch {
-            throw error.errorReply.blipError
-        }
+        let revision = try request.existingRevision(body: storedBody, noConflicts: false)
         switch try await storeCall({ try await inserter.insert(revision) }) {
         case .failed(let error):
             throw error.errorReply.blipError

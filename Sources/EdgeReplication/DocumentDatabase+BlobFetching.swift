@@ -19,22 +19,18 @@ extension DocumentDatabase {
         }
         var fetched: Set<ReplicationProtocol.BlobDigest> = []
         for reference in references where fetched.insert(reference.digest).inserted {
+            let digest = try await storeCall { try EdgeStore.BlobDigest(reference.digest) }
+            if blobs.contains(digest) { continue }
+            let request = GetAttachmentRequest(
+                digest: reference.digest, docID: docID, compress: reference.prefersCompression,
+                collection: collectionIndex)
+            let reply: BLIPMessage
             do {
-                let digest = try EdgeStore.BlobDigest(reference.digest)
-                if blobs.contains(digest) { continue }
-                let request = GetAttachmentRequest(
-                    digest: reference.digest, docID: docID, compress: reference.prefersCompression,
-                    collection: collectionIndex)
-                let reply: BLIPMessage
-                do {
-                    reply = try await connection.sendRequest(.request(request))
-                } catch let error as BLIPErrorReply {
-                    throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
-                }
-                _ = try blobs.write(Data(reply.body), expectedDigest: digest)
-            } catch let error as StoreError {
-                throw error.errorReply.blipError
+                reply = try await connection.sendRequest(.request(request))
+            } catch let error as BLIPErrorReply {
+                throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
             }
+            _ = try await storeCall { try blobs.write(Data(reply.body), expectedDigest: digest) }
         }
     }
 }

@@ -95,15 +95,7 @@ extension PassiveReplicationSession {
         let (body, storedBody) = try await expandedBody(of: decoded, in: keyspace)
         try await database.fetchMissingBlobs(
             of: body, docID: decoded.docID, collectionIndex: keyspace.index, from: connection)
-        let revision: ExistingRevision
-        do throws(StoreError) {
-            revision = ExistingRevision(
-                docID: decoded.docID, revID: try RevisionID(decoded.revisionID),
-                history: try decoded.history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
-                deleted: decoded.deleted, body: storedBody, noConflicts: decoded.noConflicts)
-        } catch {
-            throw error.errorReply.blipError
-        }
+        let revision = try decoded.existingRevision(body: storedBody, noConflicts: decoded.noConflicts)
         if case .failed(let error) = try await storeCall({ try await inserter.insert(revision) }) {
             throw error.errorReply.blipError
         }

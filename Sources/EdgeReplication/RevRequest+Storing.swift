@@ -1,3 +1,4 @@
+import EdgeStore
 import Foundation
 import ReplicationProtocol
 
@@ -10,5 +11,18 @@ extension RevRequest {
         guard body.isEmpty || DocumentBody.hasSpecialProperties(object) else { return (object, Data(body)) }
         let stored = DocumentBody.strippingSpecialProperties(try BlobReference.strippingStandIns(from: object))
         return (stored, stored.jsonData)
+    }
+
+    /// This revision as the store inserts it, with `body` (from `storedBody`); IDs the store refuses become
+    /// the `HTTP` error reply for the peer. Both receivers of `rev`s, the listener and the puller, call this.
+    func existingRevision(body: Data, noConflicts: Bool) throws -> ExistingRevision {
+        do throws(StoreError) {
+            return ExistingRevision(
+                docID: docID, revID: try RevisionID(revisionID),
+                history: try history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
+                deleted: deleted, body: body, noConflicts: noConflicts)
+        } catch {
+            throw error.errorReply.blipError
+        }
     }
 }

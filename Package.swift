@@ -1,9 +1,9 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Release executables are linked by lld with packed relative relocations (DT_RELR, glibc 2.36 or later, as in
-// Debian 12): the loader then reads a few kilobytes of relocations instead of megabytes, pages an idle gateway
-// would otherwise keep resident (BENCHMARKS.md, listener memory).
+// The gateway's release executable is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 or
+// later, as in Debian 12): the loader then reads a few kilobytes of relocations instead of megabytes, pages an
+// idle gateway would otherwise keep resident (BENCHMARKS.md, listener memory).
 //
 // The functions that start-up and an idle gateway run are laid out together at the front of the code
 // (linker/startup.order, made by scripts/linker/generate-startup-order). The kernel maps code 64 KiB at a time

@@ -59,14 +59,25 @@ public struct BLIPProperties: Sendable, Hashable, ExpressibleByDictionaryLiteral
         }
         var strings: [String] = []
         var start = block.startIndex
-        while start < block.endIndex {
-            let end = block[start...].firstIndex(of: 0)!
-            guard let string = String(validating: block[start..<end], as: UTF8.self) else {
+        // Property strings are almost always ASCII, which needs no UTF-8 validation.
+        var unionOfBytes: UInt8 = 0
+        for index in block.indices {
+            let byte = block[index]
+            guard byte == 0 else {
+                unionOfBytes |= byte
+                continue
+            }
+            let field = block[start..<index]
+            if unionOfBytes < 0x80 {
+                strings.append(String(decoding: field, as: UTF8.self))
+            } else if let string = String(validating: field, as: UTF8.self) {
+                strings.append(string)
+            } else {
                 throw .malformedProperties(
                     "string at offset \(start - block.startIndex) is not valid UTF-8")
             }
-            strings.append(string)
-            start = end + 1
+            start = index + 1
+            unionOfBytes = 0
         }
         guard strings.count.isMultiple(of: 2) else {
             throw .malformedProperties("key \"\(strings.last!)\" has no value")

@@ -46,8 +46,11 @@ struct JSONScanner {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
-            index += 1
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
         }
     }
 
@@ -142,10 +145,35 @@ struct JSONScanner {
         }
     }
 
+    /// Most strings have no escapes and are ASCII: those become a `String` straight from their bytes, with
+    /// no intermediate buffer and no separate UTF-8 validation pass.
     private mutating func parseString() throws(JSONParseError) -> String {
         let start = index
         index += 1
-        var decoded: [UInt8] = []
+        let contentStart = index
+        var unionOfBytes: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let content = bytes[contentStart..<index]
+                index += 1
+                return try Self.string(content, isASCII: unionOfBytes < 0x80, offset: start)
+            } else if byte == UInt8(ascii: "\\") {
+                return try parseEscapedString(start: start, unescapedPrefix: bytes[contentStart..<index])
+            } else if byte < 0x20 {
+                throw fail("unescaped control character in string")
+            }
+            unionOfBytes |= byte
+            index += 1
+        }
+        throw JSONParseError(offset: start, reason: "unterminated string")
+    }
+
+    /// The rest of a string from its first escape on, decoded into a buffer.
+    private mutating func parseEscapedString(
+        start: Int, unescapedPrefix: ArraySlice<UInt8>
+    ) throws(JSONParseError) -> String {
+        var decoded = Array(unescapedPrefix)
         var runStart = index
         while true {
             guard index < bytes.count else {
@@ -166,8 +194,18 @@ struct JSONScanner {
                 index += 1
             }
         }
-        guard let string = String(validating: decoded, as: UTF8.self) else {
-            throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+        return try Self.string(decoded[...], isASCII: false, offset: start)
+    }
+
+    /// ASCII needs no validation; anything else goes through the standard library's UTF-8 check.
+    private static func string(
+        _ content: ArraySlice<UInt8>, isASCII: Bool, offset: Int
+    ) throws(JSONParseError) -> String {
+        if isASCII {
+            return String(decoding: content, as: UTF8.self)
+        }
+        guard let string = String(validating: content, as: UTF8.self) else {
+            throw JSONParseError(offset: offset, reason: "string is not valid UTF-8")
         }
         return string
     }

@@ -204,5 +204,11 @@ struct MessageAssemblerTests {
         #expect(throws: BLIPProtocolError.badVarint(field: "properties length", .truncated)) {
             try assembler.receive(Self.data(5, .request, payload: []))
         }
+        // Each string is checked on its own: an ASCII key does not let a broken value through.
+        #expect(throws: BLIPProtocolError.malformedProperties("string at offset 2 is not valid UTF-8")) {
+            try assembler.receive(Self.data(6, .request, payload: [4, 0x41, 0x00, 0xC3, 0x00]))
+        }
+        let accented = try assembler.receive(Self.data(7, .request, payload: [5, 0x41, 0x00, 0xC3, 0xA9, 0x00]))
+        #expect(accented.message?.properties["A"] == "é")
     }
 }

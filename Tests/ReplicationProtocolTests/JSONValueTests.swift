@@ -61,6 +61,14 @@ import Testing
 
     @Test func invalidUTF8IsRejected() {
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22, 0xC3, 0x28, 0x22]) }
+        // The same bytes after an escape, which takes the decoding path rather than the unescaped one.
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22, 0x5C, 0x6E, 0xC3, 0x28, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22, 0x41, 0xC3, 0x22]) }
+    }
+
+    @Test func rawNonASCIIIsKeptOnBothStringPaths() throws {
+        #expect(try JSONValue(parsing: Array(#""é😀""#.utf8)) == .string("é😀"))
+        #expect(try JSONValue(parsing: Array(#""\té😀""#.utf8)) == .string("\té😀"))
     }
 
     @Test func deepNestingIsRefused() {

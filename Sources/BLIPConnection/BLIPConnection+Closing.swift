@@ -35,8 +35,8 @@ extension BLIPConnection {
         state = .closed(failure)
         let replies = pendingReplies
         pendingReplies.removeAll()
-        for continuation in replies.values {
-            continuation.resume(throwing: failure)
+        for waiter in replies.values {
+            waiter.fail(failure)
         }
         let waiters = queueSpaceWaiters
         queueSpaceWaiters.removeAll()

@@ -46,10 +46,10 @@ extension BLIPConnection {
         case .request:
             incomingRequests?.yield(message)
         case .reply:
-            pendingReplies.removeValue(forKey: message.number)?.resume(returning: message)
+            pendingReplies.removeValue(forKey: message.number)?.receive(.success(message))
         case .error:
             let failure = message.errorReply ?? BLIPErrorReply(domain: "BLIP", code: 0)
-            pendingReplies.removeValue(forKey: message.number)?.resume(throwing: failure)
+            pendingReplies.removeValue(forKey: message.number)?.receive(.failure(failure))
         }
     }
 }

@@ -67,7 +67,7 @@ extension BLIPConnection {
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
                 } else {
-                    pendingReplies[number] = continuation
+                    pendingReplies[number] = .request(continuation)
                 }
             }
         } onCancel: {
@@ -110,7 +110,7 @@ extension BLIPConnection {
         }
     }
 
-    private func enqueue(_ message: BLIPMessage, streamingBody: Bool = false) throws -> UInt64 {
+    func enqueue(_ message: BLIPMessage, streamingBody: Bool = false) throws -> UInt64 {
         guard acceptsMessages else {
             throw closeReasonForSending
         }
@@ -131,7 +131,7 @@ extension BLIPConnection {
         }
     }
 
-    private func waitForQueueSpace() async throws {
+    func waitForQueueSpace() async throws {
         while outbox.pendingBytes >= configuration.maxQueuedBytes && acceptsMessages {
             try await withCheckedThrowingContinuation { queueSpaceWaiters.append($0) }
         }
@@ -141,7 +141,7 @@ extension BLIPConnection {
     }
 
     private func abandonReply(to number: UInt64) {
-        pendingReplies.removeValue(forKey: number)?.resume(throwing: CancellationError())
+        pendingReplies.removeValue(forKey: number)?.fail(CancellationError())
     }
 
     func wakeWriter() {

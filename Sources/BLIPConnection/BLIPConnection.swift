@@ -48,7 +48,7 @@ public actor BLIPConnection {
     var assembler: MessageAssembler
     /// Read by every incoming request's task without a hop onto this actor.
     let handlers = NIOLockedValueBox<[String: BLIPRequestHandler]>([:])
-    var pendingReplies: [UInt64: CheckedContinuation<BLIPMessage, any Error>] = [:]
+    var pendingReplies: [UInt64: ReplyWaiter] = [:]
     var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
     var writerWakeUp: CheckedContinuation<Void, Never>?
     var incomingRequests: AsyncStream<BLIPMessage>.Continuation?

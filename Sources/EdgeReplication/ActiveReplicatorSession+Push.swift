@@ -119,7 +119,7 @@ extension ActiveReplicatorSession {
     private func send(_ accepted: [Proposal]) async throws {
         let maxHistory = maxHistory
         try await RevisionWindow.send(
-            accepted, bodySize: \.change.bodySize,
+            accepted, bodySize: \.change.bodySize, over: connection,
             reading: { window in
                 try await self.database.outgoingRevisions(
                     window.map { proposal in
@@ -130,7 +130,20 @@ extension ActiveReplicatorSession {
                     },
                     in: self.collection)
             },
-            sending: { proposal, revision in try await self.sendRevision(proposal.change, revision) })
+            preparing: { proposal, revision in try await self.revisionRequest(proposal.change, revision) },
+            finishing: { outcomes in
+                var completed = 0
+                for (change, outcome) in outcomes {
+                    switch outcome {
+                    case .success:
+                        completed += 1
+                    case .failure(let error):
+                        await self.recordPushFailure(
+                            change, reason: "rev refused: \(error.domain) \(error.code) \(error.message)")
+                    }
+                }
+                await self.replicator.recordCompleted(completed)
+            })
     }
 
     /// Sends `proposeChanges`; returns the accepted rows and the conflicting ones with the
@@ -189,25 +202,23 @@ extension ActiveReplicatorSession {
         }
     }
 
-    /// Sends one revision with its history down to the revision the upstream is believed to have.
-    private nonisolated func sendRevision(_ change: Change, _ revision: OutgoingRevision?) async throws {
+    /// The `rev` for one accepted change, with its history down to the revision the upstream is believed
+    /// to have; `nil` when the revision is gone.
+    private nonisolated func revisionRequest(
+        _ change: Change, _ revision: OutgoingRevision?
+    ) async throws -> (Change, BLIPMessage)? {
         guard let revision else {
             // Superseded, compacted or removed by a pulled conflict's resolution since the batch
             // was read; a successor, if any, has a later sequence.
             await replicator.recordCompleted(1)
-            return
+            return nil
         }
         let request = RevRequest(
             docID: change.docID, revisionID: try WireRevisionID(change.revID),
             history: RevisionHistory(try revision.history.map { try WireRevisionID($0) }),
             sequence: .number(JSONNumber(change.sequence)), deleted: revision.deleted, noConflicts: true,
             collection: collectionIndex, body: Array(revision.body))
-        do {
-            _ = try await connection.sendRequest(.request(request))
-            await replicator.recordCompleted(1)
-        } catch let error as BLIPErrorReply {
-            await recordPushFailure(change, reason: "rev refused: \(error.domain) \(error.code) \(error.message)")
-        }
+        return (change, .request(request))
     }
 
     /// A revision the upstream refused is logged and skipped, so one bad document cannot stall the

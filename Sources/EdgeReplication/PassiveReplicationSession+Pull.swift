@@ -137,7 +137,7 @@ extension PassiveReplicationSession {
         }
         let collection = subscription.keyspace.collection
         try await RevisionWindow.send(
-            requested, bodySize: \.0.bodySize,
+            requested, bodySize: \.0.bodySize, over: connection,
             reading: { window in
                 let requests = window.map { change, known in
                     OutgoingRevisionRequest(
@@ -153,10 +153,15 @@ extension PassiveReplicationSession {
                 }
                 return revisions
             },
-            sending: { requested, revision in
-                try await self.sendRevision(
+            preparing: { requested, revision in
+                try await self.revisionRequest(
                     requested.0, revision, knownAncestors: requested.1, capabilities: capabilities,
                     keyspace: subscription.keyspace)
+            },
+            finishing: { outcomes in
+                for (sent, outcome) in outcomes {
+                    try await self.finishRevision(sent, outcome, capabilities: capabilities)
+                }
             })
     }
 }

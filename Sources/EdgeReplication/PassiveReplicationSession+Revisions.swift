@@ -5,23 +5,28 @@ import ReplicationProtocol
 
 // Sending one pulled revision (spec §3.7, §3.8, §6, §7.2).
 extension PassiveReplicationSession {
-    /// Sends `revision`, as read for `change` (or the document's current revision in its place,
-    /// announced with `replacedRev`), or a `norev` when it is gone. Nonisolated, so that the body
-    /// and delta work of concurrent revisions does not queue on this actor.
-    nonisolated func sendRevision(
+    /// A `rev` as sent, with what is needed to send it again in full should a delta be refused.
+    struct SentRevision: Sendable {
+        var change: Change
+        var request: RevRequest
+        var storedBody: Data
+    }
+
+    /// The `rev` for `revision`, as read for `change` (or the document's current revision in its place,
+    /// announced with `replacedRev`), as a delta when the puller can take one; `nil` after sending a `norev`
+    /// when the revision is gone. Nonisolated, so that the body and delta work does not queue on this actor.
+    nonisolated func revisionRequest(
         _ change: Change, _ revision: OutgoingRevision?, knownAncestors: [WireRevisionID],
         capabilities: ReceiverCapabilities, keyspace: Keyspace
-    ) async throws {
+    ) async throws -> (SentRevision, BLIPMessage)? {
         let sequence = JSONValue.integer(Int(change.sequence))
         guard let revision else {
             // Purged or compacted away since it was offered: let the puller move past it.
             try await sendNoRevision(change, sequence: sequence, keyspace: keyspace)
-            return
+            return nil
         }
-        let storedBody = revision.body
         let wireRevision = try WireRevisionID(revision.revID)
-        let generation = revision.revID.generation
-        var body = try Self.outgoingBody(storedBody, generation: generation, capabilities: capabilities)
+        var body = try Self.outgoingBody(revision.body, generation: revision.revID.generation, capabilities: capabilities)
         var deltaSource: WireRevisionID?
         if configuration.deltaSync, capabilities.deltas, let base = knownAncestors.first,
             let delta = try await delta(to: body, from: base, docID: change.docID, capabilities: capabilities, keyspace: keyspace)
@@ -29,23 +34,36 @@ extension PassiveReplicationSession {
             body = delta
             deltaSource = base
         }
-        var request = RevRequest(
+        let request = RevRequest(
             docID: change.docID, revisionID: wireRevision,
             history: RevisionHistory(revision.history.compactMap { try? WireRevisionID($0) }), sequence: sequence,
             deleted: revision.deleted, deltaSource: deltaSource,
             replacedRevision: revision.revID == change.revID ? nil : try WireRevisionID(change.revID),
             collection: keyspace.index, body: body)
-        do {
-            _ = try await connection.sendRequest(.request(request))
-        } catch let error as BLIPErrorReply where deltaSource != nil {
-            let reply = ErrorReply(domain: ErrorDomain(rawValue: error.domain), code: error.code)
-            guard reply.asksForFullRevision else { throw error }
+        return (SentRevision(change: change, request: request, storedBody: revision.body), .request(request))
+    }
+
+    /// Handles the puller's answer to one `rev`: a refused delta is sent again as the whole body; any
+    /// other refusal is logged, as the puller decides what it stores.
+    nonisolated func finishRevision(
+        _ sent: SentRevision, _ outcome: Result<BLIPMessage, BLIPErrorReply>, capabilities: ReceiverCapabilities
+    ) async throws {
+        guard case .failure(let error) = outcome else { return }
+        let reply = ErrorReply(domain: ErrorDomain(rawValue: error.domain), code: error.code)
+        if sent.request.deltaSource != nil, reply.asksForFullRevision {
+            var request = sent.request
             request.deltaSource = nil
-            request.body = try Self.outgoingBody(storedBody, generation: generation, capabilities: capabilities)
-            _ = try await connection.sendRequest(.request(request))
-        } catch let error as BLIPErrorReply {
-            logger.info("peer refused a pulled revision", metadata: ["doc": "\(change.docID)", "error": "\(error)"])
+            request.body = try Self.outgoingBody(
+                sent.storedBody, generation: request.revisionID.generation, capabilities: capabilities)
+            do {
+                _ = try await connection.sendRequest(.request(request))
+                return
+            } catch let error as BLIPErrorReply {
+                logger.info("peer refused a pulled revision", metadata: ["doc": "\(sent.change.docID)", "error": "\(error)"])
+                return
+            }
         }
+        logger.info("peer refused a pulled revision", metadata: ["doc": "\(sent.change.docID)", "error": "\(error)"])
     }
 
     private nonisolated func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {

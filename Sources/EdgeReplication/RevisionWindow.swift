@@ -1,3 +1,5 @@
+import BLIPCodec
+import BLIPConnection
 import EdgeStore
 
 /// How many bytes of revision bodies a sender keeps sent but unacknowledged. LiteCore's pusher
@@ -27,21 +29,29 @@ enum RevisionWindow {
         return groups
     }
 
-    /// Sends `items` a window at a time: each window's revisions are read at once (one snapshot),
-    /// then all of its `rev`s are in flight together; returns once every one was answered.
-    nonisolated(nonsending) static func send<Item: Sendable>(
+    /// Sends `items` a window at a time: each window's revisions are read at once (one snapshot), each
+    /// becomes a request (`prepare` returns `nil` for one with nothing to send), all of them go out together
+    /// with `BLIPConnection.sendRequests`, and `finish` gets every request's outcome once all are answered.
+    nonisolated(nonsending) static func send<Item: Sendable, Prepared>(
         _ items: [Item], bodySize: (Item) -> Int,
+        over connection: BLIPConnection,
         reading read: (ArraySlice<Item>) async throws -> [OutgoingRevision?],
-        sending send: @escaping @Sendable (Item, OutgoingRevision?) async throws -> Void
+        preparing prepare: (Item, OutgoingRevision?) async throws -> (Prepared, BLIPMessage)?,
+        finishing finish: ([(Prepared, Result<BLIPMessage, BLIPErrorReply>)]) async throws -> Void
     ) async throws {
         for window in groups(items, bodySize: bodySize) {
             let revisions = try await read(window)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (item, revision) in zip(window, revisions) {
-                    group.addTask { try await send(item, revision) }
-                }
-                try await group.waitForAll()
+            var prepared: [Prepared] = []
+            var requests: [BLIPMessage] = []
+            prepared.reserveCapacity(window.count)
+            requests.reserveCapacity(window.count)
+            for (item, revision) in zip(window, revisions) {
+                guard let (preparedItem, request) = try await prepare(item, revision) else { continue }
+                prepared.append(preparedItem)
+                requests.append(request)
             }
+            let outcomes = try await connection.sendRequests(requests)
+            try await finish(Array(zip(prepared, outcomes)))
         }
     }
 }

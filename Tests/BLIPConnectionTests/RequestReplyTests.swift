@@ -57,6 +57,53 @@ struct RequestReplyTests {
         }
     }
 
+    @Test("a batch of 5 000 requests gets every reply and error reply, in the order of the requests")
+    func batchOfRequests() async throws {
+        try await LoopbackHarness.withServer(configureServer: Self.echoServer) { harness in
+            try await harness.withClient { client in
+                let requests = (0..<5_000).map { index in
+                    BLIPMessage.request(
+                        profile: index.isMultiple(of: 7) ? "fail" : "echo", properties: ["index": String(index)],
+                        body: Array("payload \(index)".utf8), isCompressed: index.isMultiple(of: 2))
+                }
+                let outcomes = try await client.sendRequests(requests)
+                #expect(outcomes.count == requests.count)
+                for (index, outcome) in outcomes.enumerated() {
+                    switch outcome {
+                    case .success(let reply):
+                        #expect(!index.isMultiple(of: 7))
+                        #expect(reply.properties["index"] == String(index))
+                        #expect(reply.body == Array("payload \(index)".utf8))
+                    case .failure(let error):
+                        #expect(index.isMultiple(of: 7))
+                        #expect(error == BLIPErrorReply(domain: "HTTP", code: 409, message: "conflict"))
+                    }
+                }
+                #expect(try await client.sendRequests([]).isEmpty)
+            }
+        }
+    }
+
+    @Test("a batch whose connection closes before every reply came fails as a whole")
+    func batchOnClosingConnection() async throws {
+        try await LoopbackHarness.withServer(configureServer: { connection in
+            await connection.setHandler(for: "hang") { request in
+                try await Task.sleep(for: .seconds(60))
+                return request.reply()
+            }
+            await Self.echoServer(connection)
+        }) { harness in
+            try await harness.withClient { client in
+                let batch = Task {
+                    try await client.sendRequests([.request(profile: "echo"), .request(profile: "hang")])
+                }
+                try await Task.sleep(for: .milliseconds(200))
+                await client.close(.goingAway, reason: "leaving")
+                await #expect(throws: BLIPConnectionError.closedLocally(.goingAway)) { try await batch.value }
+            }
+        }
+    }
+
     @Test("both sides can send requests on one connection")
     func bidirectional() async throws {
         try await LoopbackHarness.withServer(configureServer: Self.echoServer) { harness in

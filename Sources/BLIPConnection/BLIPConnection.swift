@@ -48,6 +48,8 @@ public actor BLIPConnection {
     var assembler: MessageAssembler
     /// Read by every incoming request's task without a hop onto this actor.
     let handlers = NIOLockedValueBox<[String: BLIPRequestHandler]>([:])
+    /// Replies of finished handlers on their way to the outbox; see `post(_:)`.
+    let postedReplies = NIOLockedValueBox<[BLIPMessage]>([])
     var pendingReplies: [UInt64: ReplyWaiter] = [:]
     var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
     var writerWakeUp: CheckedContinuation<Void, Never>?

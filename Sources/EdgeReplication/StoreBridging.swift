@@ -2,18 +2,18 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 
-// The store and the protocol layer each validate their own vocabulary types; these conversions go
-// through the textual form, so each side's rules are applied.
+// The store and the protocol layer each validate their own vocabulary types; each conversion goes
+// through the receiving side's validating initialiser, so that side's rules are applied.
 
 extension WireRevisionID {
     init(_ revision: RevisionID) throws(ProtocolError) {
-        try self.init(revision.description)
+        try self.init(generation: revision.generation, digest: revision.digest)
     }
 }
 
 extension RevisionID {
     init(_ revision: WireRevisionID) throws(StoreError) {
-        try self.init(revision.description)
+        try self.init(generation: revision.generation, digest: revision.digest)
     }
 }
 

@@ -26,17 +26,28 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
             generationBytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             let generation = UInt32(Substring(generationBytes)), generation >= 1
         else { throw .invalidRevisionID(string) }
-        guard !digestBytes.isEmpty, digestBytes.count % 2 == 0,
-            digestBytes.count <= 2 * Self.maxDigestBytes,
-            digestBytes.allSatisfy(Self.isLowercaseHex)
-        else { throw .invalidRevisionID(string) }
+        guard Self.isValidDigest(digestBytes) else { throw .invalidRevisionID(string) }
         self.generation = generation
         self.digest = String(Substring(digestBytes))
     }
 
-    init(generation: UInt32, digest: String) {
+    /// Validates the parts of a revision ID the way `init(_:)` validates its text, without going through
+    /// the text: the replicator converts every revision ID it sends or receives.
+    public init(generation: UInt32, digest: String) throws(StoreError) {
+        guard generation >= 1, Self.isValidDigest(digest.utf8[...]) else {
+            throw .invalidRevisionID("\(generation)-\(digest)")
+        }
         self.generation = generation
         self.digest = digest
+    }
+
+    private init(validGeneration generation: UInt32, digest: String) {
+        self.generation = generation
+        self.digest = digest
+    }
+
+    private static func isValidDigest(_ bytes: Substring.UTF8View) -> Bool {
+        !bytes.isEmpty && bytes.count % 2 == 0 && bytes.count <= 2 * maxDigestBytes && bytes.allSatisfy(isLowercaseHex)
     }
 
     public var description: String { "\(generation)-\(digest)" }
@@ -61,7 +72,7 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()
-        return RevisionID(generation: (parent?.generation ?? 0) + 1, digest: digest)
+        return RevisionID(validGeneration: (parent?.generation ?? 0) + 1, digest: digest)
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {

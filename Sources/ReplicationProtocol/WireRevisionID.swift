@@ -30,22 +30,24 @@ public struct WireRevisionID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public init(generation: UInt32, digest: String) throws(ProtocolError) {
-        let text = "\(generation)-\(digest)"
+        func invalid(_ reason: String) -> ProtocolError {
+            .invalidRevisionID("\(generation)-\(digest)", reason: reason)
+        }
         guard generation >= 1 else {
-            throw .invalidRevisionID(text, reason: "the generation must be at least 1")
+            throw invalid("the generation must be at least 1")
         }
         guard !digest.isEmpty else {
-            throw .invalidRevisionID(text, reason: "the digest is empty")
+            throw invalid("the digest is empty")
         }
         guard digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw .invalidRevisionID(text, reason: "the digest must be lowercase hexadecimal")
+            throw invalid("the digest must be lowercase hexadecimal")
         }
         guard digest.utf8.count.isMultiple(of: 2) else {
-            throw .invalidRevisionID(text, reason: "the digest has an odd number of hex digits")
+            throw invalid("the digest has an odd number of hex digits")
         }
         let maximumDigestBytes = Self.binaryCapacity - Self.varintLength(generation)
         guard digest.utf8.count / 2 <= maximumDigestBytes else {
-            throw .invalidRevisionID(text, reason: "the digest is longer than \(maximumDigestBytes) bytes")
+            throw invalid("the digest is longer than \(maximumDigestBytes) bytes")
         }
         self.generation = generation
         self.digest = digest

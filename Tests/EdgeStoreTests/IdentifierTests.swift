@@ -56,6 +56,19 @@ struct IdentifierTests {
         }
     }
 
+    @Test("Revision IDs built from their parts follow the same rules as parsed ones")
+    func revisionIDsFromParts() throws {
+        #expect(try RevisionID(generation: 12, digest: "00ff") == RevisionID("12-00ff"))
+        let invalidParts: [(UInt32, String)] = [
+            (0, "ab"), (1, ""), (1, "ABCD"), (1, "abc"), (1, "gg"), (1, String(repeating: "ab", count: 38)),
+        ]
+        for (generation, digest) in invalidParts {
+            #expect(throws: StoreError.invalidRevisionID("\(generation)-\(digest)")) {
+                try RevisionID(generation: generation, digest: digest)
+            }
+        }
+    }
+
     @Test("Minted revision IDs follow Couchbase Lite's digest layout over canonical JSON")
     func mintedRevisionIDs() throws {
         let parent = try RevisionID("1-b885d40d765a9a76dcb89573db0a291e082d077c")

@@ -40,7 +40,6 @@ final class ReplyBatch {
     }
 
     func record(_ outcome: Outcome, at index: Int) {
-        guard outcomes[index] == nil else { return }
         outcomes[index] = outcome
         remaining -= 1
         resumeIfDone()
@@ -83,13 +82,7 @@ extension BLIPConnection {
         numbers.reserveCapacity(requests.count)
         do {
             for (index, request) in requests.enumerated() {
-                var request = request
-                request.kind = .request
-                request.isNoReply = false
-                try await waitForQueueSpace()
-                let number = try enqueue(request)
-                assembler.expectReply(to: number)
-                // Registered before the next suspension, so that no reply can arrive unclaimed.
+                let number = try await enqueueRequest(request)
                 pendingReplies[number] = .batch(batch, index: index)
                 numbers.append(number)
             }

@@ -8,12 +8,7 @@ extension BLIPConnection {
     /// Waits first while `configuration.maxQueuedBytes` of outgoing data are queued, so a peer that reads
     /// slowly or never ACKs slows callers down instead of growing memory.
     public func sendRequest(_ request: BLIPMessage) async throws -> BLIPMessage {
-        var request = request
-        request.kind = .request
-        request.isNoReply = false
-        try await waitForQueueSpace()
-        let number = try enqueue(request)
-        assembler.expectReply(to: number)
+        let number = try await enqueueRequest(request)
         return try await awaitReply(to: number)
     }
 
@@ -27,12 +22,7 @@ extension BLIPConnection {
         _ request: BLIPMessage,
         streamingBody body: Body
     ) async throws -> BLIPMessage where Body.Element == [UInt8] {
-        var request = request
-        request.kind = .request
-        request.isNoReply = false
-        try await waitForQueueSpace()
-        let number = try enqueue(request, streamingBody: true)
-        assembler.expectReply(to: number)
+        let number = try await enqueueRequest(request, streamingBody: true)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.pump(body, intoRequest: number) }
             let reply = try await awaitReply(to: number)
@@ -58,6 +48,18 @@ extension BLIPConnection {
         }
         outbox.finishBody(ofRequest: number)
         wakeWriter()
+    }
+
+    /// Queues `request` as one that expects a reply, once there is queue space; returns its number. The caller
+    /// registers its wait for the reply before its next suspension, so that no reply arrives unclaimed.
+    func enqueueRequest(_ request: BLIPMessage, streamingBody: Bool = false) async throws -> UInt64 {
+        var request = request
+        request.kind = .request
+        request.isNoReply = false
+        try await waitForQueueSpace()
+        let number = try enqueue(request, streamingBody: streamingBody)
+        assembler.expectReply(to: number)
+        return number
     }
 
     /// Waits for the reply to request `number`; registered before any suspension so that no reply is missed.
@@ -110,7 +112,7 @@ extension BLIPConnection {
         }
     }
 
-    func enqueue(_ message: BLIPMessage, streamingBody: Bool = false) throws -> UInt64 {
+    private func enqueue(_ message: BLIPMessage, streamingBody: Bool = false) throws -> UInt64 {
         guard acceptsMessages else {
             throw closeReasonForSending
         }
@@ -131,7 +133,7 @@ extension BLIPConnection {
         }
     }
 
-    func waitForQueueSpace() async throws {
+    private func waitForQueueSpace() async throws {
         while outbox.pendingBytes >= configuration.maxQueuedBytes && acceptsMessages {
             try await withCheckedThrowingContinuation { queueSpaceWaiters.append($0) }
         }

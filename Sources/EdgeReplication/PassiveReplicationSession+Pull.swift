@@ -151,11 +151,12 @@ extension PassiveReplicationSession {
                         revisions[index] = try await self.database.currentOutgoingRevision(replacing: request, in: collection)
                     }
                 }
-                return revisions
+                let deltaBases = try await self.deltaBases(for: window, capabilities: capabilities, in: collection)
+                return Array(zip(revisions, deltaBases))
             },
-            preparing: { requested, revision in
+            preparing: { requested, read in
                 try await self.revisionRequest(
-                    requested.0, revision, knownAncestors: requested.1, capabilities: capabilities,
+                    requested.0, read.0, deltaBase: read.1, capabilities: capabilities,
                     keyspace: subscription.keyspace)
             },
             finishing: { outcomes in
@@ -163,6 +164,31 @@ extension PassiveReplicationSession {
                     try await self.finishRevision(sent, outcome, capabilities: capabilities)
                 }
             })
+    }
+}
+
+extension PassiveReplicationSession {
+    /// For each requested change, the revision to send a delta against: the nearest ancestor the puller said
+    /// it has (its `changes` reply lists them, nearest first), read with its body in one snapshot for the
+    /// whole window; `nil` where there is none with a body, or where no delta may be sent.
+    private nonisolated func deltaBases(
+        for window: ArraySlice<(Change, [WireRevisionID])>, capabilities: ReceiverCapabilities,
+        in collection: EdgeStore.CollectionName
+    ) async throws -> [OutgoingRevision?] {
+        guard configuration.deltaSync, capabilities.deltas else { return window.map { _ in nil } }
+        var requests: [OutgoingRevisionRequest] = []
+        var rows: [Int] = []
+        for (row, (change, known)) in window.enumerated() {
+            guard let base = known.first.flatMap({ try? RevisionID($0) }) else { continue }
+            requests.append(OutgoingRevisionRequest(docID: change.docID, revID: base, knownRevIDs: [], maxHistory: 1))
+            rows.append(row)
+        }
+        var bases = [OutgoingRevision?](repeating: nil, count: window.count)
+        guard !requests.isEmpty else { return bases }
+        for (row, base) in zip(rows, try await database.outgoingRevisions(requests, in: collection)) {
+            bases[row] = base
+        }
+        return bases
     }
 }
 

@@ -13,10 +13,11 @@ extension PassiveReplicationSession {
     }
 
     /// The `rev` for `revision`, as read for `change` (or the document's current revision in its place,
-    /// announced with `replacedRev`), as a delta when the puller can take one; `nil` after sending a `norev`
-    /// when the revision is gone. Nonisolated, so that the body and delta work does not queue on this actor.
+    /// announced with `replacedRev`), as a delta against `deltaBase` (a revision the puller has, read with the
+    /// window) when it can take one; `nil` after sending a `norev` when the revision is gone. Nonisolated, so
+    /// that the body and delta work does not queue on this actor.
     nonisolated func revisionRequest(
-        _ change: Change, _ revision: OutgoingRevision?, knownAncestors: [WireRevisionID],
+        _ change: Change, _ revision: OutgoingRevision?, deltaBase: OutgoingRevision?,
         capabilities: ReceiverCapabilities, keyspace: Keyspace
     ) async throws -> (SentRevision, BLIPMessage)? {
         let sequence = JSONValue.integer(Int(change.sequence))
@@ -28,11 +29,11 @@ extension PassiveReplicationSession {
         let wireRevision = try WireRevisionID(revision.revID)
         var body = try Self.outgoingBody(revision.body, generation: revision.revID.generation, capabilities: capabilities)
         var deltaSource: WireRevisionID?
-        if configuration.deltaSync, capabilities.deltas, let base = knownAncestors.first,
-            let delta = try await delta(to: body, from: base, docID: change.docID, capabilities: capabilities, keyspace: keyspace)
+        if configuration.deltaSync, capabilities.deltas, let deltaBase,
+            let delta = try delta(to: body, from: deltaBase, capabilities: capabilities)
         {
             body = delta
-            deltaSource = base
+            deltaSource = try WireRevisionID(deltaBase.revID)
         }
         let request = RevRequest(
             docID: change.docID, revisionID: wireRevision,
@@ -48,8 +49,8 @@ extension PassiveReplicationSession {
     nonisolated func finishRevision(
         _ sent: SentRevision, _ outcome: Result<BLIPMessage, BLIPErrorReply>, capabilities: ReceiverCapabilities
     ) async throws {
-        guard case .failure(let error) = outcome else { return }
-        let reply = ErrorReply(domain: ErrorDomain(rawValue: error.domain), code: error.code)
+        guard case .failure(var refusal) = outcome else { return }
+        let reply = ErrorReply(domain: ErrorDomain(rawValue: refusal.domain), code: refusal.code)
         if sent.request.deltaSource != nil, reply.asksForFullRevision {
             var request = sent.request
             request.deltaSource = nil
@@ -59,11 +60,10 @@ extension PassiveReplicationSession {
                 _ = try await connection.sendRequest(.request(request))
                 return
             } catch let error as BLIPErrorReply {
-                logger.info("peer refused a pulled revision", metadata: ["doc": "\(sent.change.docID)", "error": "\(error)"])
-                return
+                refusal = error
             }
         }
-        logger.info("peer refused a pulled revision", metadata: ["doc": "\(sent.change.docID)", "error": "\(error)"])
+        logger.info("peer refused a pulled revision", metadata: ["doc": "\(sent.change.docID)", "error": "\(refusal)"])
     }
 
     private nonisolated func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {
@@ -83,16 +83,13 @@ extension PassiveReplicationSession {
 
     /// A JSON delta from the base the puller has to `body`, when `DeltaPolicy` says it is worth it.
     private nonisolated func delta(
-        to body: [UInt8], from base: WireRevisionID, docID: String, capabilities: ReceiverCapabilities, keyspace: Keyspace
-    ) async throws -> [UInt8]? {
-        guard let baseRevision = try? await database.revision(docID, revID: try RevisionID(base), in: keyspace.collection),
-            let baseBody = baseRevision.body
-        else { return nil }
+        to body: [UInt8], from base: OutgoingRevision, capabilities: ReceiverCapabilities
+    ) throws -> [UInt8]? {
         let old = try JSONValue(
-            parsing: try Self.outgoingBody(baseBody, generation: base.generation, capabilities: capabilities))
+            parsing: try Self.outgoingBody(base.body, generation: base.revID.generation, capabilities: capabilities))
         let delta = JSONDelta.makeDelta(from: old, to: try JSONValue(parsing: body)).serialized
         let worthIt = DeltaPolicy.shouldSendDelta(
-            deltaSize: delta.count, bodySize: body.count, baseIsTombstone: baseRevision.deleted,
+            deltaSize: delta.count, bodySize: body.count, baseIsTombstone: base.deleted,
             receiverAcceptsDeltas: capabilities.deltas)
         return worthIt ? delta : nil
     }

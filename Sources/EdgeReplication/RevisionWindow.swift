@@ -29,24 +29,25 @@ enum RevisionWindow {
         return groups
     }
 
-    /// Sends `items` a window at a time: each window's revisions are read at once (one snapshot), each
-    /// becomes a request (`prepare` returns `nil` for one with nothing to send), all of them go out together
-    /// with `BLIPConnection.sendRequests`, and `finish` gets every request's outcome once all are answered.
-    nonisolated(nonsending) static func send<Item: Sendable, Prepared>(
+    /// Sends `items` a window at a time: what each window's revisions need from the store is read at once
+    /// (`read` returns one element per item), each becomes a request (`prepare` returns `nil` for one with
+    /// nothing to send), all of them go out together with `BLIPConnection.sendRequests`, and `finish` gets
+    /// every request's outcome once all are answered.
+    nonisolated(nonsending) static func send<Item: Sendable, Read, Prepared>(
         _ items: [Item], bodySize: (Item) -> Int,
         over connection: BLIPConnection,
-        reading read: (ArraySlice<Item>) async throws -> [OutgoingRevision?],
-        preparing prepare: (Item, OutgoingRevision?) async throws -> (Prepared, BLIPMessage)?,
+        reading read: (ArraySlice<Item>) async throws -> [Read],
+        preparing prepare: (Item, Read) async throws -> (Prepared, BLIPMessage)?,
         finishing finish: ([(Prepared, Result<BLIPMessage, BLIPErrorReply>)]) async throws -> Void
     ) async throws {
         for window in groups(items, bodySize: bodySize) {
-            let revisions = try await read(window)
+            let reads = try await read(window)
             var prepared: [Prepared] = []
             var requests: [BLIPMessage] = []
             prepared.reserveCapacity(window.count)
             requests.reserveCapacity(window.count)
-            for (item, revision) in zip(window, revisions) {
-                guard let (preparedItem, request) = try await prepare(item, revision) else { continue }
+            for (item, itemRead) in zip(window, reads) {
+                guard let (preparedItem, request) = try await prepare(item, itemRead) else { continue }
                 prepared.append(preparedItem)
                 requests.append(request)
             }

@@ -129,36 +129,65 @@ extension ActiveReplicatorSession {
     /// `rev`: fetches the blobs it lacks, stores it (resolving a conflict with the local current
     /// revision in the same transaction), then replies.
     ///
-    /// Nonisolated except for the bookkeeping, so that concurrent revisions are decoded and
-    /// prepared in parallel rather than one at a time on this actor.
+    /// Nonisolated, bookkeeping included, so that concurrent revisions are decoded and prepared in
+    /// parallel, and so that a group commit's worth of them is counted in one turn of this actor.
     nonisolated func receiveRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
-        await noteRequest(request.number)
-        let decoded = try request.decode(RevRequest.self)
-        let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
+        // Posted whatever happens, even for a `rev` that does not decode: the caught-up check counts
+        // every request number.
+        var finished = FinishedPull(requestNumber: request.number)
+        defer { post(finished) }
         do {
+            let decoded = try request.decode(RevRequest.self)
+            finished.key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
             try await store(decoded)
-            await replicator.recordCompleted(1)
+            finished.isStoredRevision = true
         } catch {
-            await replicator.recordError("\(error)")
-            await finishPulledRevision(key)
+            finished.failure = "\(error)"
             throw error
         }
-        await finishPulledRevision(key)
         return request.reply()
     }
 
     /// `norev`: the upstream cannot send a revision it offered; nothing is left to wait for.
     func receiveNoRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
-        noteRequest(request.number)
         let decoded = try request.decode(NoRevRequest.self)
         logger.info("the upstream could not send a revision", metadata: ["doc": "\(decoded.docID)"])
-        await finishPulledRevision(RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description))
+        let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
+        post(FinishedPull(requestNumber: request.number, key: key))
         return request.reply()
     }
 
-    private func finishPulledRevision(_ key: RevisionKey) async {
-        guard let row = awaitedRevisions.removeValue(forKey: key) else { return }
-        pulledRows[row]?.isDone = true
+    /// Queues the bookkeeping of a handled `rev` or `norev`, to be done with the others that finish
+    /// alongside it: one group commit answers hundreds of `rev`s, and a hop onto this actor, the
+    /// replicator and the checkpointer for each of them cost more than storing it.
+    private nonisolated func post(_ finished: FinishedPull) {
+        let startsDrain = finishedPulls.withLock { pending in
+            pending.append(finished)
+            return pending.count == 1
+        }
+        if startsDrain {
+            Task { await self.recordFinishedPulls() }
+        }
+    }
+
+    private func recordFinishedPulls() async {
+        let finished = finishedPulls.withLock { pending in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+        var stored = 0
+        var lastFailure: String?
+        for pull in finished {
+            noteRequest(pull.requestNumber)
+            if pull.isStoredRevision { stored += 1 }
+            if let failure = pull.failure { lastFailure = failure }
+            if let key = pull.key, let row = awaitedRevisions.removeValue(forKey: key) {
+                pulledRows[row]?.isDone = true
+            }
+        }
+        // Counted before `advanceRemote` can wake a one-shot `pull()`, whose caller reads the count.
+        if stored > 0 { await replicator.recordCompleted(stored) }
+        if let lastFailure { await replicator.recordError(lastFailure) }
         await advanceRemote()
     }
 

@@ -4,6 +4,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
+import Synchronization
 
 /// One connection's worth of active replication: the push loop, the pull subscription and the
 /// handlers answering the upstream's requests (`changes`, `rev`, `norev`, `getAttachment`).
@@ -17,6 +18,16 @@ actor ActiveReplicatorSession {
     struct RevisionKey: Hashable {
         var docID: String
         var revisionID: String
+    }
+
+    /// A pulled `rev` or `norev` that its handler is done with, waiting to be counted.
+    struct FinishedPull {
+        var requestNumber: UInt64
+        /// `nil` for a `rev` that did not decode.
+        var key: RevisionKey?
+        /// Stored, or reported failed by the upstream (which counts as done, as in LiteCore).
+        var isStoredRevision = false
+        var failure: String?
     }
 
     static let handledProfiles: [Profile] = [.changes, .rev, .norev, .getAttachment]
@@ -57,6 +68,8 @@ actor ActiveReplicatorSession {
     var contiguousRequestNumber: UInt64 = 0
     var laterRequestNumbers: Set<UInt64> = []
     var pullWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Handled `rev`s and `norev`s, posted by their handlers without a hop onto this actor.
+    let finishedPulls = Mutex<[FinishedPull]>([])
 
     init(
         replicator: ActiveReplicator, connection: BLIPConnection, database: DocumentDatabase,

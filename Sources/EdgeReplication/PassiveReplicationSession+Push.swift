@@ -86,7 +86,7 @@ extension PassiveReplicationSession {
     /// concurrent `rev`s would otherwise queue on this actor, one core at a time.
     nonisolated func rev(_ request: BLIPMessage) async throws -> BLIPMessage {
         let decoded = try request.decode(RevRequest.self)
-        let (keyspace, inserter) = try await keyspaceAndInserter(for: decoded.collection)
+        let (keyspace, inserter) = try await receivingKeyspace(for: decoded.collection)
         if let errorCode = decoded.errorCode {
             // The sender could not produce this revision; there is nothing to store.
             logger.info("peer reported a failed revision", metadata: ["doc": "\(decoded.docID)", "error": "\(errorCode)"])

@@ -3,6 +3,7 @@ import BLIPConnection
 import EdgeStore
 import Logging
 import ReplicationProtocol
+import Synchronization
 
 /// The passive side of replication for one database over one BLIP connection: it answers the
 /// requests of a Couchbase Lite active replicator (checkpoints, pushes, pull subscriptions,
@@ -61,6 +62,9 @@ public actor PassiveReplicationSession {
     let logger: Logger
     var mode = Mode.undecided
     var keyspaceStates: [Int: KeyspaceState] = [:]
+    /// `keyspaceAndInserter`'s answers, by `collection` index (-1 in legacy mode). The mode never changes
+    /// once decided, so they stay right, and a pushed `rev` finds its keyspace without a hop onto this actor.
+    let resolvedReceivingKeyspaces = Mutex<[Int: (Keyspace, RevisionInserter)]>([:])
 
     public init(
         connection: BLIPConnection,
@@ -155,7 +159,15 @@ public actor PassiveReplicationSession {
     }
 
     /// The keyspace of a pushed `rev`, and the group-commit inserter of its revisions.
-    func keyspaceAndInserter(for collectionIndex: Int?) throws(BLIPErrorReply) -> (Keyspace, RevisionInserter) {
+    nonisolated func receivingKeyspace(for collectionIndex: Int?) async throws -> (Keyspace, RevisionInserter) {
+        let key = collectionIndex ?? -1
+        if let resolved = resolvedReceivingKeyspaces.withLock({ $0[key] }) { return resolved }
+        let resolved = try await keyspaceAndInserter(for: collectionIndex)
+        resolvedReceivingKeyspaces.withLock { $0[key] = resolved }
+        return resolved
+    }
+
+    private func keyspaceAndInserter(for collectionIndex: Int?) throws(BLIPErrorReply) -> (Keyspace, RevisionInserter) {
         let keyspace = try keyspace(for: collectionIndex)
         let key = keyspace.index ?? 0
         if let inserter = keyspaceStates[key]?.inserter { return (keyspace, inserter) }

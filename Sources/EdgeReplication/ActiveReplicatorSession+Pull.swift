@@ -133,11 +133,20 @@ extension ActiveReplicatorSession {
     /// parallel, and so that a group commit's worth of them is counted in one turn of this actor.
     nonisolated func receiveRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
         // Posted whatever happens, even for a `rev` that does not decode: the caught-up check counts
-        // every request number.
+        // every request number, and the row its `id` and `rev` name must not stay pending forever (a `rev`
+        // without them cannot be matched to any row).
         var finished = FinishedPull(requestNumber: request.number)
         defer { post(finished) }
         do {
-            let decoded = try request.decode(RevRequest.self)
+            let decoded: RevRequest
+            do {
+                decoded = try request.decode(RevRequest.self)
+            } catch {
+                finished.key = request.properties["id"].flatMap { docID in
+                    request.properties["rev"].map { RevisionKey(docID: docID, revisionID: $0) }
+                }
+                throw error
+            }
             finished.key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
             try await store(decoded)
             finished.isStoredRevision = true

@@ -23,7 +23,7 @@ actor ActiveReplicatorSession {
     /// A pulled `rev` or `norev` that its handler is done with, waiting to be counted.
     struct FinishedPull {
         var requestNumber: UInt64
-        /// `nil` for a `rev` that did not decode.
+        /// `nil` for a `rev` without `id` or `rev`.
         var key: RevisionKey?
         /// Stored, or reported failed by the upstream (which counts as done, as in LiteCore).
         var isStoredRevision = false

@@ -20,69 +20,70 @@ struct StatusAPITests {
             try await database.save("doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil)
         }
         try database.close()
-        let unreachable = try freeLoopbackPort()
-        let configuration = try ConfigurationLoader.parse(
-            toml: """
-                [node]
-                name = "status"
-                data_dir = "\(directory.path)"
+        try await withClosedLoopbackPort { unreachable in
+            let configuration = try ConfigurationLoader.parse(
+                toml: """
+                    [node]
+                    name = "status"
+                    data_dir = "\(directory.path)"
 
-                [ops]
-                address = "127.0.0.1"
-                port = 0
+                    [ops]
+                    address = "127.0.0.1"
+                    port = 0
 
-                [[database]]
-                name = "inventory"
+                    [[database]]
+                    name = "inventory"
 
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "off"
-                auth = "none"
-                databases = ["inventory"]
+                    [[listener]]
+                    name = "lan"
+                    interface = "127.0.0.1"
+                    port = 0
+                    tls = "off"
+                    auth = "none"
+                    databases = ["inventory"]
 
-                [[upstream]]
-                name = "hub"
-                database = "inventory"
-                url = "ws://127.0.0.1:\(unreachable)/inventory"
-                type = "push"
-                continuous = true
-                remote_uuid = "hub-uuid"
-                """,
-            source: "test", environment: [:], overrides: ConfigurationOverrides())
-        let application = try await buildApplication(configuration: configuration, logger: Logger(label: "status"))
-        try await application.test(.live) { client in
-            try await client.execute(uri: "/upstreams", method: .get) { response in
-                #expect(response.status == .ok)
-                let upstreams = try #require(
-                    try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
-                #expect(upstreams.first?["name"] as? String == "hub")
-                #expect(upstreams.first?["remoteUUID"] as? String == "hub-uuid")
-                #expect(upstreams.first?["direction"] as? String == "push")
-            }
-            try await client.execute(uri: "/upstreams/hub/pending", method: .get) { response in
-                #expect(response.status == .ok)
-                let report = try #require(
-                    try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
-                #expect(report["documentIDs"] as? [String] == ["doc-0", "doc-1", "doc-2"])
-            }
-            try await client.execute(uri: "/upstreams/hub/pending/doc-1", method: .get) { response in
-                #expect(String(buffer: response.body).contains(#""pending":true"#))
-            }
-            try await client.execute(uri: "/upstreams/hub/pending/other", method: .get) { response in
-                #expect(String(buffer: response.body).contains(#""pending":false"#))
-            }
-            try await client.execute(uri: "/upstreams/nope/pending", method: .get) { response in
-                #expect(response.status == .notFound)
-            }
-            try await client.execute(uri: "/listeners", method: .get) { response in
-                #expect(response.status == .ok)
-                let listeners = try #require(
-                    try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
-                #expect(listeners.first?["name"] as? String == "lan")
-                #expect(listeners.first?["activeConnections"] as? Int == 0)
-                #expect((listeners.first?["databases"] as? [[String: Any]])?.first?["name"] as? String == "inventory")
+                    [[upstream]]
+                    name = "hub"
+                    database = "inventory"
+                    url = "ws://127.0.0.1:\(unreachable)/inventory"
+                    type = "push"
+                    continuous = true
+                    remote_uuid = "hub-uuid"
+                    """,
+                source: "test", environment: [:], overrides: ConfigurationOverrides())
+            let application = try await buildApplication(configuration: configuration, logger: Logger(label: "status"))
+            try await application.test(.live) { client in
+                try await client.execute(uri: "/upstreams", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let upstreams = try #require(
+                        try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
+                    #expect(upstreams.first?["name"] as? String == "hub")
+                    #expect(upstreams.first?["remoteUUID"] as? String == "hub-uuid")
+                    #expect(upstreams.first?["direction"] as? String == "push")
+                }
+                try await client.execute(uri: "/upstreams/hub/pending", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let report = try #require(
+                        try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+                    #expect(report["documentIDs"] as? [String] == ["doc-0", "doc-1", "doc-2"])
+                }
+                try await client.execute(uri: "/upstreams/hub/pending/doc-1", method: .get) { response in
+                    #expect(String(buffer: response.body).contains(#""pending":true"#))
+                }
+                try await client.execute(uri: "/upstreams/hub/pending/other", method: .get) { response in
+                    #expect(String(buffer: response.body).contains(#""pending":false"#))
+                }
+                try await client.execute(uri: "/upstreams/nope/pending", method: .get) { response in
+                    #expect(response.status == .notFound)
+                }
+                try await client.execute(uri: "/listeners", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let listeners = try #require(
+                        try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
+                    #expect(listeners.first?["name"] as? String == "lan")
+                    #expect(listeners.first?["activeConnections"] as? Int == 0)
+                    #expect((listeners.first?["databases"] as? [[String: Any]])?.first?["name"] as? String == "inventory")
+                }
             }
         }
     }

@@ -161,14 +161,15 @@ struct UpstreamTransportTests {
 
     @Test("a closed port is unreachable, and transient")
     func unreachable() async throws {
-        let closedPort = try freeLoopbackPort()
-        let error = await Self.dialError {
-            try await LocalDatabase.run { local in
-                try await ActiveReplicator(
-                    database: local.database,
-                    configuration: .init(remoteURL: "ws://127.0.0.1:\(closedPort)/db", remoteUUID: "u", direction: .push),
-                    logger: testLogger
-                ).run()
+        let error = try await withClosedLoopbackPort { closedPort in
+            await Self.dialError {
+                try await LocalDatabase.run { local in
+                    try await ActiveReplicator(
+                        database: local.database,
+                        configuration: .init(remoteURL: "ws://127.0.0.1:\(closedPort)/db", remoteUUID: "u", direction: .push),
+                        logger: testLogger
+                    ).run()
+                }
             }
         }
         guard case .unreachable = error else {
@@ -180,19 +181,20 @@ struct UpstreamTransportTests {
 
     @Test("addresses are tried in order: an unreachable first address falls through to the next")
     func fallbackAddresses() async throws {
-        let closedPort = try freeLoopbackPort()
-        try await TestGateway.run { gateway in
-            try await LocalDatabase.run { local in
-                try await saveDocuments(3, prefix: "t", in: local.database)
-                let replicator = ActiveReplicator(
-                    database: local.database,
-                    configuration: .init(
-                        remoteURL: "ws://127.0.0.1:\(closedPort)/\(TestGateway.databaseName)",
-                        fallbackURLs: ["ws://127.0.0.1:\(gateway.port)/\(TestGateway.databaseName)"],
-                        remoteUUID: "fallback", direction: .push),
-                    logger: testLogger)
-                try await replicator.run()
-                #expect(await replicator.status().completed == 3)
+        try await withClosedLoopbackPort { closedPort in
+            try await TestGateway.run { gateway in
+                try await LocalDatabase.run { local in
+                    try await saveDocuments(3, prefix: "t", in: local.database)
+                    let replicator = ActiveReplicator(
+                        database: local.database,
+                        configuration: .init(
+                            remoteURL: "ws://127.0.0.1:\(closedPort)/\(TestGateway.databaseName)",
+                            fallbackURLs: ["ws://127.0.0.1:\(gateway.port)/\(TestGateway.databaseName)"],
+                            remoteUUID: "fallback", direction: .push),
+                        logger: testLogger)
+                    try await replicator.run()
+                    #expect(await replicator.status().completed == 3)
+                }
             }
         }
     }

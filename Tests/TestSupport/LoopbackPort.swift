@@ -2,8 +2,23 @@ import Foundation
 
 /// A port that was free a moment ago: good enough for a child process that binds it right away.
 public func freeLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let (descriptor, port) = try boundLoopbackSocket()
+    close(descriptor)
+    return port
+}
+
+/// Runs `body` with a loopback port that refuses every connection until `body` returns. The port stays
+/// bound without listening, so a listener of a test running alongside cannot be given it, as it could a
+/// port that was merely free a moment ago.
+public func withClosedLoopbackPort<Result>(_ body: (Int) async throws -> Result) async throws -> Result {
+    let (descriptor, port) = try boundLoopbackSocket()
     defer { close(descriptor) }
+    return try await body(port)
+}
+
+private func boundLoopbackSocket() throws -> (descriptor: Int32, port: Int) {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -14,6 +29,9 @@ public func freeLoopbackPort() throws -> Int {
             bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
         }
     }
-    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard bound else {
+        close(descriptor)
+        throw POSIXError(.EADDRNOTAVAIL)
+    }
+    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
 }

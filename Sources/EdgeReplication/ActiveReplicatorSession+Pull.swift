@@ -220,16 +220,15 @@ extension ActiveReplicatorSession {
             return
         }
         let expanded = try await database.expandingDelta(of: request, in: collection)
-        let body: JSONObject
-        let storedBody: Data
+        let stored: (data: Data, blobs: [BlobReference])
         do throws(ProtocolError) {
-            (body, storedBody) = try expanded.storedBody(try expanded.bodyObject())
+            stored = try expanded.storedBody(refusingReserved: false)
         } catch {
             throw error.reply.blipError
         }
         try await database.fetchMissingBlobs(
-            of: body, docID: request.docID, collectionIndex: collectionIndex, from: connection)
-        let revision = try request.existingRevision(body: storedBody, noConflicts: false)
+            stored.blobs, docID: request.docID, collectionIndex: collectionIndex, from: connection)
+        let revision = try request.existingRevision(body: stored.data, noConflicts: false)
         switch try await storeCall({ try await inserter.insert(revision) }) {
         case .failed(let error):
             throw error.errorReply.blipError

@@ -5,18 +5,12 @@ import Foundation
 import ReplicationProtocol
 
 extension DocumentDatabase {
-    /// Fetches from the peer, with `getAttachment`, every blob `body` refers to that the store lacks (spec
+    /// Fetches from the peer, with `getAttachment`, every blob of `references` that the store lacks (spec
     /// §3.9), before the revision that needs them is stored; the blob store checks each digest before keeping
     /// the bytes. Both receivers of `rev`s, the listener and the puller, call this.
     func fetchMissingBlobs(
-        of body: JSONObject, docID: String, collectionIndex: Int?, from connection: BLIPConnection
+        _ references: [BlobReference], docID: String, collectionIndex: Int?, from connection: BLIPConnection
     ) async throws {
-        let references: [BlobReference]
-        do throws(ProtocolError) {
-            references = try BlobReference.references(in: body)
-        } catch {
-            throw error.reply.blipError
-        }
         var fetched: Set<ReplicationProtocol.BlobDigest> = []
         for reference in references where fetched.insert(reference.digest).inserted {
             let digest = try await storeCall { try EdgeStore.BlobDigest(reference.digest) }

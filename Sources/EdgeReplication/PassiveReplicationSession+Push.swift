@@ -92,31 +92,28 @@ extension PassiveReplicationSession {
             logger.info("peer reported a failed revision", metadata: ["doc": "\(decoded.docID)", "error": "\(errorCode)"])
             return request.reply()
         }
-        let (body, storedBody) = try await expandedBody(of: decoded, in: keyspace)
+        let stored = try await storedBody(of: decoded, in: keyspace)
         try await database.fetchMissingBlobs(
-            of: body, docID: decoded.docID, collectionIndex: keyspace.index, from: connection)
-        let revision = try decoded.existingRevision(body: storedBody, noConflicts: decoded.noConflicts)
+            stored.blobs, docID: decoded.docID, collectionIndex: keyspace.index, from: connection)
+        let revision = try decoded.existingRevision(body: stored.data, noConflicts: decoded.noConflicts)
         if case .failed(let error) = try await storeCall({ try await inserter.insert(revision) }) {
             throw error.errorReply.blipError
         }
         return request.reply()
     }
 
-    /// The revision's body as it will be stored: a delta applied to its stored base (`HTTP/422` when
-    /// that is impossible, so the sender resends the full body), reserved properties refused,
-    /// `_attachments` stand-ins folded back into blob dicts, other `_` properties dropped; with the bytes to
-    /// store for it.
-    private nonisolated func expandedBody(
+    /// The revision's body as it will be stored (`RevRequest.storedBody`), with the blobs it refers to: a
+    /// delta is applied to its stored base first (`HTTP/422` when that is impossible, so the sender resends the
+    /// full body), and reserved properties are refused.
+    private nonisolated func storedBody(
         of request: RevRequest, in keyspace: Keyspace
-    ) async throws -> (object: JSONObject, data: Data) {
+    ) async throws -> (data: Data, blobs: [BlobReference]) {
         if request.deltaSource != nil, !configuration.deltaSync {
             throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
         }
         let expanded = try await database.expandingDelta(of: request, in: keyspace.collection)
         do throws(ProtocolError) {
-            let object = try expanded.bodyObject()
-            try DocumentBody.validatePushed(object)
-            return try expanded.storedBody(object)
+            return try expanded.storedBody(refusingReserved: true)
         } catch {
             throw error.reply.blipError
         }

@@ -3,14 +3,24 @@ import Foundation
 import ReplicationProtocol
 
 extension RevRequest {
-    /// The received body (`object`, parsed from this revision's whole body) as it is stored: `_attachments`
-    /// stand-ins folded back into blob dicts and other top-level `_` properties dropped, as LiteCore does; with
-    /// the bytes to store. Those are the received bytes when nothing needed rewriting, which spares a plain
-    /// document being serialised again.
-    func storedBody(_ object: JSONObject) throws(ProtocolError) -> (object: JSONObject, data: Data) {
-        guard body.isEmpty || DocumentBody.hasSpecialProperties(object) else { return (object, Data(body)) }
+    /// The received body as it is stored, with the blobs it refers to. A plain body (`DocumentBody.isPlain`)
+    /// is stored as the bytes it came in, after one scan and without a JSON tree. Any other is parsed:
+    /// `_attachments` stand-ins are folded back into blob dicts and other top-level `_` properties dropped, as
+    /// LiteCore does, and it is serialised again only if that changed something. `refusingReserved` refuses the
+    /// properties a pushed body must not carry (`DocumentBody.validatePushed`).
+    func storedBody(refusingReserved: Bool) throws(ProtocolError) -> (data: Data, blobs: [BlobReference]) {
+        if DocumentBody.isPlain(body) {
+            return (Data(body), [])
+        }
+        let object = try bodyObject()
+        if refusingReserved {
+            try DocumentBody.validatePushed(object)
+        }
+        guard body.isEmpty || DocumentBody.hasSpecialProperties(object) else {
+            return (Data(body), try BlobReference.references(in: object))
+        }
         let stored = DocumentBody.strippingSpecialProperties(try BlobReference.strippingStandIns(from: object))
-        return (stored, stored.jsonData)
+        return (stored.jsonData, try BlobReference.references(in: stored))
     }
 
     /// This revision as the store inserts it, with `body` (from `storedBody`); IDs the store refuses become

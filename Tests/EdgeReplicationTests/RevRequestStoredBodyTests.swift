@@ -6,9 +6,11 @@ import Testing
 
 @Suite("Stored form of a received body")
 struct RevRequestStoredBodyTests {
-    private func storedBody(of text: String) throws -> (object: JSONObject, data: Data) {
+    private func storedBody(
+        of text: String, refusingReserved: Bool = false
+    ) throws -> (data: Data, blobs: [BlobReference]) {
         let request = RevRequest(docID: "doc", revisionID: try WireRevisionID("1-abcd"), body: Array(text.utf8))
-        return try request.storedBody(try request.bodyObject())
+        return try request.storedBody(refusingReserved: refusingReserved)
     }
 
     @Test("a body without top-level _ properties is stored as the bytes it came in")
@@ -16,20 +18,39 @@ struct RevRequestStoredBodyTests {
         let text = #"{ "name": "widget",  "tags": ["a", "b"], "nested": {"_kept": 1} }"#
         let stored = try storedBody(of: text)
         #expect(String(decoding: stored.data, as: UTF8.self) == text)
-        #expect(stored.object["name"] == .string("widget"))
+        #expect(stored.blobs.isEmpty)
     }
 
     @Test("top-level _ properties are dropped and the body is serialised again")
     func specialPropertiesAreStripped() throws {
         let stored = try storedBody(of: #"{"name": "widget", "_revisions": {"start": 1}}"#)
-        #expect(stored.object.keys == ["name"])
         #expect(String(decoding: stored.data, as: UTF8.self) == #"{"name":"widget"}"#)
+    }
+
+    @Test("a pushed body with a reserved property is refused")
+    func reservedPropertyIsRefused() throws {
+        #expect(throws: ProtocolError.self) {
+            try storedBody(of: #"{"name": "widget", "_rev": "1-abcd"}"#, refusingReserved: true)
+        }
+    }
+
+    @Test("a blob keeps its bytes and is listed for fetching")
+    func blobIsListed() throws {
+        let digest = "sha1-" + Data(repeating: 7, count: 20).base64EncodedString()
+        let text = #"{"photo":{"@type":"blob","digest":"\#(digest)","length":3}}"#
+        let stored = try storedBody(of: text)
+        #expect(String(decoding: stored.data, as: UTF8.self) == text)
+        #expect(stored.blobs.map(\.digest.description) == [digest])
     }
 
     @Test("an empty body is stored as an empty object")
     func emptyBodyIsAnEmptyObject() throws {
         let stored = try storedBody(of: "")
-        #expect(stored.object.keys.isEmpty)
         #expect(String(decoding: stored.data, as: UTF8.self) == "{}")
+    }
+
+    @Test("an invalid body is refused with the parser's error")
+    func invalidBodyIsRefused() throws {
+        #expect(throws: ProtocolError.self) { try storedBody(of: #"{"a":1,"a":2}"#) }
     }
 }

@@ -13,81 +13,28 @@ extension ActiveReplicatorSession {
 
     /// Pushes every change after the checkpoint's `local`; continuous mode then follows new ones.
     func push() async throws {
-        var since = Int64(clamping: await checkpointer.current.local)
-        let options = configuration.pushedChanges
-        // Several batches are proposed and sent at once, so the upstream always has revisions to
-        // store while earlier ones are being committed (LiteCore keeps up to 5 change lists in
-        // flight, `kMaxChangeListsInFlight`). `local` only moves past a batch once it and every
-        // batch before it are done. A batch that lists a document still in flight waits for that
-        // batch first, so no revision is proposed on top of one the upstream may not have yet.
-        try await withThrowingTaskGroup(of: Int64.self) { batches in
-            // Ends of the batches not yet checkpointed, oldest first; a batch is done once its
-            // documents are no longer in flight.
-            var ends: [Int64] = []
-            var docIDsInFlight: [Int64: Set<String>] = [:]
-            func recordFinished(_ end: Int64) async {
-                docIDsInFlight[end] = nil
-                var completedThrough: Int64?
-                while let first = ends.first, docIDsInFlight[first] == nil {
-                    ends.removeFirst()
-                    completedThrough = first
-                }
-                if let completedThrough {
-                    await checkpointer.setLocal(UInt64(completedThrough))
-                }
-            }
-            while !isStopping {
-                let batch = try await database.changes(
-                    in: collection, since: since, limit: configuration.batchSize, options: options)
-                guard let last = batch.last else { break }
-                let docIDs = Set(batch.map(\.docID))
-                while docIDsInFlight.count >= Self.maxPushBatchesInFlight
-                    || docIDsInFlight.values.contains(where: { !$0.isDisjoint(with: docIDs) }),
-                    let end = try await batches.next()
-                {
-                    await recordFinished(end)
-                }
-                ends.append(last.sequence)
-                docIDsInFlight[last.sequence] = docIDs
-                batches.addTask {
-                    try await self.send(try await self.proposeBatch(batch))
-                    return last.sequence
-                }
-                since = last.sequence
-            }
-            while let end = try await batches.next() {
-                await recordFinished(end)
-            }
-        }
-        await setIdle(push: true)
-        guard configuration.continuous, !isStopping else { return }
+        let since = Int64(clamping: await checkpointer.current.local)
         let feed = database.changeFeed(
-            in: collection, since: since, batchSize: configuration.batchSize, options: options)
-        let loop = Task {
-            for try await batch in feed {
-                try await self.pushBatch(batch)
-                await self.setIdle(push: true)
-            }
+            in: collection, since: since, batchSize: configuration.batchSize, options: configuration.pushedChanges)
+        guard configuration.continuous else {
+            return try await pushBatches(from: feed.makeAsyncIterator())
         }
-        pushLoop = loop
+        let pipeline = Task { try await self.pushBatches(from: feed.makeAsyncIterator()) }
+        pushLoop = pipeline
         do {
-            try await loop.value
+            try await withTaskCancellationHandler {
+                try await pipeline.value
+            } onCancel: {
+                pipeline.cancel()
+            }
         } catch is CancellationError {
             return
         }
     }
 
-    /// Proposes one batch, sends what the upstream accepts, and moves `local` past the batch once
-    /// every revision of it is stored there (or refused for good).
-    private func pushBatch(_ batch: [Change]) async throws {
-        guard let last = batch.last else { return }
-        try await send(try await proposeBatch(batch))
-        await checkpointer.setLocal(UInt64(last.sequence))
-    }
-
     /// Proposes a batch; returns what the upstream accepted, after retrying rows whose guessed
     /// remote revision was stale.
-    private func proposeBatch(_ batch: [Change]) async throws -> [Proposal] {
+    func proposeBatch(_ batch: [Change]) async throws -> [Proposal] {
         await setIdle(push: false)
         await replicator.recordTotal(batch.count)
         var proposals: [Proposal] = []
@@ -116,7 +63,7 @@ extension ActiveReplicatorSession {
     }
 
     /// Sends accepted revisions; returns once the upstream answered each.
-    private func send(_ accepted: [Proposal]) async throws {
+    func send(_ accepted: [Proposal]) async throws {
         let maxHistory = maxHistory
         try await RevisionWindow.send(
             accepted, bodySize: \.change.bodySize, over: connection,

@@ -103,30 +103,46 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         AsyncIterator(feed: self, lastSequence: since)
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let feed: ChangeFeed
         /// The last sequence delivered (or the starting point).
         public private(set) var lastSequence: Int64
+        /// The commit generation seen before the last look at the database.
+        private var observedCommits: UInt64 = 0
+
+        init(feed: ChangeFeed, lastSequence: Int64) {
+            self.feed = feed
+            self.lastSequence = lastSequence
+        }
 
         /// The next non-empty batch; `nil` once the task is cancelled.
         public mutating func next() async throws -> [Change]? {
             while !Task.isCancelled {
-                let observedCommits = feed.database.commits.generation
-                let batch: [Change]
                 do {
-                    batch = try await feed.database.changes(
-                        in: feed.collection, since: lastSequence, limit: feed.batchSize,
-                        options: feed.options)
+                    if let batch = try await nextCommitted() { return batch }
                 } catch StoreError.cancelled {
                     return nil
                 }
-                if let last = batch.last {
-                    lastSequence = last.sequence
-                    return batch
-                }
-                await feed.database.commits.waitForCommit(after: observedCommits)
+                await waitForCommit()
             }
             return nil
+        }
+
+        /// The next batch already committed, or `nil` when the feed has caught up. A consumer that must
+        /// know when it has caught up (to report itself idle) calls this, then `waitForCommit()`.
+        public mutating func nextCommitted() async throws -> [Change]? {
+            observedCommits = feed.database.commits.generation
+            let batch = try await feed.database.changes(
+                in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options)
+            guard let last = batch.last else { return nil }
+            lastSequence = last.sequence
+            return batch
+        }
+
+        /// Returns once a write committed after the last `nextCommitted()` looked, so no commit in between
+        /// is missed, or as soon as the task is cancelled.
+        public func waitForCommit() async {
+            await feed.database.commits.waitForCommit(after: observedCommits)
         }
     }
 }

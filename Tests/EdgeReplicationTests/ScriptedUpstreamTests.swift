@@ -10,13 +10,26 @@ import Testing
 
 @testable import EdgeReplication
 
-/// An upstream whose pull feed is a script: it answers the checkpoint and `subChanges` requests like a passive
-/// peer, then `feed` sends whatever it likes on the connection.
+/// An upstream that answers the checkpoint requests like a passive peer and everything else as `configure`
+/// scripts it.
 enum ScriptedUpstream {
     static let subprotocol = "BLIP_3+CBMobile_3"
 
+    /// Its pull feed is a script: after answering `subChanges`, `feed` sends whatever it likes.
     static func run(
         feed: @escaping @Sendable (BLIPConnection) async throws -> Void, _ body: (_ port: Int) async throws -> Void
+    ) async throws {
+        try await run(
+            configure: { connection in
+                await connection.setHandler(for: Profile.subChanges.rawValue) { request in
+                    Task { try await feed(connection) }
+                    return request.reply()
+                }
+            }, body)
+    }
+
+    static func run(
+        configure: @escaping @Sendable (BLIPConnection) async -> Void, _ body: (_ port: Int) async throws -> Void
     ) async throws {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.ws("/db/_blipsync") { _, _ in
@@ -29,10 +42,7 @@ enum ScriptedUpstream {
             await connection.setHandler(for: Profile.setCheckpoint.rawValue) { request in
                 request.reply(with: SetCheckpointReply(revision: "1-cc"))
             }
-            await connection.setHandler(for: Profile.subChanges.rawValue) { request in
-                Task { try await feed(connection) }
-                return request.reply()
-            }
+            await configure(connection)
             try await connection.run(inbound: inbound, outbound: outbound)
         }
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
@@ -98,6 +108,88 @@ struct ScriptedUpstreamTests {
             }
         }
     }
+}
+
+@Suite("The active pusher against a scripted upstream")
+struct ScriptedPushTests {
+    @Test(
+        "a continuous push keeps several batches of a burst of local writes proposed at once",
+        .timeLimit(.minutes(1)))
+    func continuousPushPipelines() async throws {
+        let proposals = ProposalCounter()
+        try await ScriptedUpstream.run(configure: { connection in
+            await connection.setHandler(for: Profile.proposeChanges.rawValue) { request in
+                let rows = try ProposeChangesRequest(
+                    properties: MessageProperties(request.properties.pairs), body: request.body
+                ).rows
+                proposals.begin()
+                // Slow enough that a pusher with one batch in flight at a time could not overlap them.
+                try await Task.sleep(for: .milliseconds(100))
+                proposals.end(documents: rows.count)
+                return request.reply(with: ProposeChangesReply(statuses: rows.map { _ in .accepted }))
+            }
+            await connection.setHandler(for: Profile.rev.rawValue) { request in
+                proposals.received()
+                return request.reply()
+            }
+        }) { port in
+            try await LocalDatabase.run { local in
+                let replicator = ActiveReplicator(
+                    database: local.database,
+                    configuration: .init(
+                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "scripted", direction: .push,
+                        continuous: true, batchSize: 100),
+                    logger: testLogger)
+                let run = Task { try await replicator.run() }
+                try await eventually("the empty push is idle") { await replicator.status().activity == .idle }
+                // One commit of 1,000 revisions: ten batches for the feed to read while earlier ones are proposed.
+                let burst = try (0..<1_000).map { index in
+                    ExistingRevision(
+                        docID: "burst-\(index)", revID: try RevisionID("1-" + String(repeating: "c", count: 40)),
+                        history: [], body: Data(#"{"n":\#(index)}"#.utf8))
+                }
+                _ = try await local.database.insertExistingRevisions(burst)
+                try await eventually("every revision arrived") { proposals.receivedRevisions == 1_000 }
+                #expect(proposals.proposedDocuments == 1_000)
+                #expect(proposals.mostAtOnce >= 3)
+                #expect(proposals.mostAtOnce <= ActiveReplicatorSession.maxPushBatchesInFlight)
+                run.cancel()
+                try await run.value
+            }
+        }
+    }
+}
+
+/// What the scripted upstream saw of the pusher's proposals.
+final class ProposalCounter: Sendable {
+    private struct Counts {
+        var open = 0
+        var mostAtOnce = 0
+        var proposedDocuments = 0
+        var receivedRevisions = 0
+    }
+
+    private let counts = Mutex(Counts())
+
+    func begin() {
+        counts.withLock {
+            $0.open += 1
+            $0.mostAtOnce = max($0.mostAtOnce, $0.open)
+        }
+    }
+
+    func end(documents: Int) {
+        counts.withLock {
+            $0.open -= 1
+            $0.proposedDocuments += documents
+        }
+    }
+
+    func received() { counts.withLock { $0.receivedRevisions += 1 } }
+
+    var mostAtOnce: Int { counts.withLock { $0.mostAtOnce } }
+    var proposedDocuments: Int { counts.withLock { $0.proposedDocuments } }
+    var receivedRevisions: Int { counts.withLock { $0.receivedRevisions } }
 }
 
 /// The error reply the scripted feed got back, read by the test afterwards.

@@ -88,6 +88,20 @@ struct ChangesTests {
         }
     }
 
+    @Test("nextCommitted says when the feed caught up; a commit after that look ends waitForCommit")
+    func caughtUpThenCommit() async throws {
+        try await withDatabase { database in
+            try await database.save("first", body: json("{}"), parentRevID: nil)
+            var iterator = database.changeFeed(since: 0).makeAsyncIterator()
+            #expect(try await iterator.nextCommitted()?.map(\.docID) == ["first"])
+            #expect(try await iterator.nextCommitted() == nil)
+            // The commit lands before the wait starts: the wait must still see it, as it came after the look.
+            try await database.save("second", body: json("{}"), parentRevID: nil)
+            await iterator.waitForCommit()
+            #expect(try await iterator.nextCommitted()?.map(\.docID) == ["second"])
+        }
+    }
+
     @Test("Every change is delivered exactly once, in order, while commits race the consumer")
     func exactlyOnce() async throws {
         try await withDatabase { database in

@@ -71,8 +71,9 @@ struct ListenerResourceLimitTests {
     @Test("a client that only pings, or keeps sending requests, outlives the idle timeout")
     func activeClientsStayOpen() async throws {
         // The clients mean to send every 250 ms. With the whole suite running in parallel on two cores, their
-        // sends once came up to a second apart and the listener, with a 2 s timeout, saw 2 s of silence.
-        let idleTimeout = Duration.seconds(4)
+        // sends once came up to a second apart and the listener, with a 2 s timeout, saw 2 s of silence; with
+        // 4 s, a 1.8 s gap once went with a close (2026-11-24), so the whole process had stalled for longer.
+        let idleTimeout = Duration.seconds(6)
         let duration = idleTimeout * 3
         try await TestGateway.run(settings: TestGateway.settings(idleTimeout: idleTimeout)) { gateway in
             try await withThrowingTaskGroup(of: Void.self) { group in

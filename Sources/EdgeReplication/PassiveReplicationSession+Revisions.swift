@@ -73,10 +73,11 @@ extension PassiveReplicationSession {
         try await connection.sendNoReply(.request(norev, isNoReply: true))
     }
 
-    /// The body as the puller gets it: with `_attachments` stand-ins unless it said `blobs: true`.
+    /// The body as the puller gets it: with `_attachments` stand-ins unless it said `blobs: true`. A plain body
+    /// has no blob to stand in for, so it goes as stored.
     static func outgoingBody(_ stored: Data, generation: UInt32, capabilities: ReceiverCapabilities) throws -> [UInt8] {
         let bytes = Array(stored)
-        guard !capabilities.blobs else { return bytes }
+        guard !capabilities.blobs, !DocumentBody.isPlain(bytes) else { return bytes }
         guard case .object(let object) = try JSONValue(parsing: bytes) else { return bytes }
         return JSONValue.object(BlobReference.addingStandIns(to: object, revisionGeneration: generation)).serialized
     }

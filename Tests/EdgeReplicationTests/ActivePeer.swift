@@ -106,6 +106,14 @@ actor PullRecorder {
         knownAncestors = known
     }
 
+    /// Whether the `changes` replies say `blobs: true`, as LiteCore's do; a puller that does not gets
+    /// `_attachments` stand-ins.
+    private var announcesBlobs = true
+
+    func setAnnouncesBlobs(_ announces: Bool) {
+        announcesBlobs = announces
+    }
+
     /// Runs once, when the first `changes` batch arrives and before it is answered.
     private var beforeFirstAnswer: (@Sendable () async throws -> Void)?
 
@@ -145,9 +153,11 @@ actor PullRecorder {
             return request.reply()
         }
         changeRows += changes.rows
+        var capabilities = ReceiverCapabilities.liteCore(includingDeltas: repliesSent == 0)
+        capabilities.blobs = announcesBlobs
         let reply = ChangesReply(
             entries: changes.rows.map { .send(knownAncestors: knownAncestors[$0.docID] ?? []) },
-            capabilities: .liteCore(includingDeltas: repliesSent == 0))
+            capabilities: capabilities)
         repliesSent += 1
         let (properties, body) = reply.encode()
         return request.reply(properties: BLIPProperties(properties.pairs), body: body, isCompressed: true)

@@ -58,6 +58,33 @@ struct ProtocolEdgeTests {
         }
     }
 
+    @Test("a puller that does not announce blobs gets _attachments stand-ins; a plain body goes as stored")
+    func standInsWithoutBlobs() async throws {
+        let content = Data("hello, blob".utf8)
+        let digest = ReplicationProtocol.BlobDigest(of: content)
+        let plain = #"{"name":"widget", "tags":["a","b"]}"#
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            _ = try database.blobs.write(content)
+            let body = #"{"file":{"@type":"blob","digest":"\#(digest.rawValue)","length":\#(content.count)}}"#
+            try await database.save("blob-doc", body: Data(body.utf8), parentRevID: nil)
+            try await database.save("plain-doc", body: Data(plain.utf8), parentRevID: nil)
+            let recorder = PullRecorder()
+            await recorder.setAnnouncesBlobs(false)
+            try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
+                try await peer.send(SubChangesRequest())
+                try await eventually("both revs") { await recorder.revisions.count == 2 }
+                let revisions = await recorder.revisions
+                let blobRev = try #require(revisions.first { $0.docID == "blob-doc" })
+                let standIn = try #require(try blobRev.bodyObject()["_attachments"]?.objectValue?["blob_/file"]?.objectValue)
+                #expect(standIn["digest"] == .string(digest.rawValue))
+                #expect(standIn["stub"] == .bool(true))
+                let plainRev = try #require(revisions.first { $0.docID == "plain-doc" })
+                #expect(String(decoding: plainRev.body, as: UTF8.self) == plain)
+            }
+        }
+    }
+
     @Test("changes from an active pusher is answered with the known ancestors, or 'don't send'")
     func incomingChanges() async throws {
         try await TestGateway.run { gateway in

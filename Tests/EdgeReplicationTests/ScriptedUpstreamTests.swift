@@ -114,7 +114,7 @@ struct ScriptedUpstreamTests {
 struct ScriptedPushTests {
     @Test(
         "a continuous push keeps several batches of a burst of local writes proposed at once",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(2)))
     func continuousPushPipelines() async throws {
         let proposals = ProposalCounter()
         try await ScriptedUpstream.run(configure: { connection in
@@ -123,8 +123,10 @@ struct ScriptedPushTests {
                     properties: MessageProperties(request.properties.pairs), body: request.body
                 ).rows
                 proposals.begin()
-                // Slow enough that a pusher with one batch in flight at a time could not overlap them.
-                try await Task.sleep(for: .milliseconds(100))
+                // Held until three are open at once: a pusher with one batch in flight at a time never gets
+                // there and is let go after 10 s. Waiting for a count rather than sleeping keeps the test
+                // independent of how loaded the machine is.
+                try await proposals.waitUntilOpen(atLeast: 3, orFor: .seconds(10))
                 proposals.end(documents: rows.count)
                 return request.reply(with: ProposeChangesReply(statuses: rows.map { _ in .accepted }))
             }
@@ -186,6 +188,14 @@ final class ProposalCounter: Sendable {
     }
 
     func received() { counts.withLock { $0.receivedRevisions += 1 } }
+
+    /// Returns once `count` proposals were open at the same time (now or earlier), or after `limit`.
+    func waitUntilOpen(atLeast count: Int, orFor limit: Duration) async throws {
+        let deadline = ContinuousClock.now + limit
+        while mostAtOnce < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
 
     var mostAtOnce: Int { counts.withLock { $0.mostAtOnce } }
     var proposedDocuments: Int { counts.withLock { $0.proposedDocuments } }

@@ -132,9 +132,13 @@ let package = Package(
         .target(
             name: "ReplicationProtocol",
             dependencies: [
+                "JSONByteScanning",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+
+        // Word-at-a-time skipping over plain JSON string bytes, shared by the protocol's and the store's scanners.
+        .target(name: "JSONByteScanning"),
 
         // One flush for the writes queued on an event loop together: replication sends many small messages.
         .target(
@@ -209,6 +213,7 @@ let package = Package(
         .target(
             name: "EdgeStore",
             dependencies: [
+                "JSONByteScanning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -333,6 +338,10 @@ let package = Package(
         .testTarget(
             name: "ReplicationProtocolTests",
             dependencies: ["ReplicationProtocol"]
+        ),
+        .testTarget(
+            name: "JSONByteScanningTests",
+            dependencies: ["JSONByteScanning"]
         ),
         .testTarget(
             name: "EdgeReplicationTests",

@@ -1,4 +1,5 @@
 import Foundation
+import JSONByteScanning
 
 /// Validates a document body (a JSON object) in one pass over its bytes and collects the blob
 /// digests it references, without building a Foundation object tree: the replicator's batched
@@ -176,7 +177,7 @@ struct JSONBodyScanner {
             case 0x80...:
                 try scanUTF8Sequence(lead: byte)
             default:
-                position += 1
+                position = JSONStringBytes.endOfPlainRun(in: UnsafeRawBufferPointer(bytes), from: position + 1)
             }
         }
         throw failure("unterminated string")

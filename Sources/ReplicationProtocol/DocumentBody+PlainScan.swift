@@ -1,3 +1,5 @@
+import JSONByteScanning
+
 extension DocumentBody {
     /// Whether `bytes` is a JSON object that can be stored exactly as it came: no top-level `_` property to
     /// strip or refuse, and no `@type` key at any depth, so no blob to fetch. One pass over the bytes decides,
@@ -27,6 +29,7 @@ struct PlainBodyScanner {
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
+        keys.reserveCapacity(32)
     }
 
     mutating func scanDocument() -> Bool {
@@ -133,7 +136,7 @@ struct PlainBodyScanner {
             case 0x80...:
                 guard !isKey, scanMultibyteCharacter(lead: byte) else { return nil }
             default:
-                index += 1
+                index = bytes.withUnsafeBytes { JSONStringBytes.endOfPlainRun(in: $0, from: index + 1) }
             }
         }
         return nil

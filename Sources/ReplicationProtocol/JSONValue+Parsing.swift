@@ -1,3 +1,5 @@
+import JSONByteScanning
+
 /// Why a byte sequence is not JSON, and where the parser noticed.
 public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Byte offset into the input.
@@ -151,8 +153,11 @@ struct JSONScanner {
         let start = index
         index += 1
         let contentStart = index
+        // Non-ASCII bytes can only be among those that end a plain run.
         var unionOfBytes: UInt8 = 0
         while index < bytes.count {
+            index = bytes.withUnsafeBytes { JSONStringBytes.endOfPlainRun(in: $0, from: index) }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let content = bytes[contentStart..<index]
@@ -191,7 +196,7 @@ struct JSONScanner {
             } else if byte < 0x20 {
                 throw fail("unescaped control character in string")
             } else {
-                index += 1
+                index = bytes.withUnsafeBytes { JSONStringBytes.endOfPlainRun(in: $0, from: index + 1) }
             }
         }
         return try Self.string(decoded[...], isASCII: false, offset: start)

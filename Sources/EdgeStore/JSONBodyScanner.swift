@@ -175,7 +175,7 @@ struct JSONBodyScanner {
             case 0..<0x20:
                 throw failure("unescaped control character in a string")
             case 0x80...:
-                try scanUTF8Sequence(lead: byte)
+                try scanUTF8Sequence()
             default:
                 position = JSONStringBytes.endOfPlainRun(in: UnsafeRawBufferPointer(bytes), from: position + 1)
             }
@@ -193,8 +193,7 @@ struct JSONBodyScanner {
             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             return
         case UInt8(ascii: "u"):
-            guard position + 4 <= bytes.count, bytes[position..<position + 4].allSatisfy(isHexDigit)
-            else {
+            guard JSONStringBytes.hexQuad(in: UnsafeRawBufferPointer(bytes), at: position) != nil else {
                 throw failure("invalid \\u escape")
             }
             position += 4
@@ -203,25 +202,9 @@ struct JSONBodyScanner {
         }
     }
 
-    private mutating func scanUTF8Sequence(lead: UInt8) throws(StoreError) {
-        let length: Int
-        let minimum: UInt32
-        var scalar: UInt32
-        switch lead {
-        case 0xC2...0xDF: (length, minimum, scalar) = (2, 0x80, UInt32(lead & 0x1F))
-        case 0xE0...0xEF: (length, minimum, scalar) = (3, 0x800, UInt32(lead & 0x0F))
-        case 0xF0...0xF4: (length, minimum, scalar) = (4, 0x10000, UInt32(lead & 0x07))
-        default: throw failure("invalid UTF-8")
-        }
-        guard position + length <= bytes.count else { throw failure("truncated UTF-8 sequence") }
-        for offset in 1..<length {
-            let continuation = bytes[position + offset]
-            guard continuation & 0xC0 == 0x80 else { throw failure("invalid UTF-8") }
-            scalar = scalar << 6 | UInt32(continuation & 0x3F)
-        }
-        guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
-            throw failure("invalid UTF-8")
-        }
+    private mutating func scanUTF8Sequence() throws(StoreError) {
+        guard let length = JSONStringBytes.multibyteScalarLength(in: UnsafeRawBufferPointer(bytes), at: position)
+        else { throw failure("invalid UTF-8") }
         position += length
     }
 
@@ -273,11 +256,6 @@ struct JSONBodyScanner {
 
     private func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-    }
-
-    private func isHexDigit(_ byte: UInt8) -> Bool {
-        isDigit(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
-            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F"))
     }
 
     private func failure(_ reason: String) -> StoreError {

@@ -134,7 +134,9 @@ struct PlainBodyScanner {
             case 0..<0x20:
                 return nil
             case 0x80...:
-                guard !isKey, scanMultibyteCharacter(lead: byte) else { return nil }
+                guard !isKey, let length = bytes.withUnsafeBytes({ JSONStringBytes.multibyteScalarLength(in: $0, at: index) })
+                else { return nil }
+                index += length
             default:
                 index = bytes.withUnsafeBytes { JSONStringBytes.endOfPlainRun(in: $0, from: index + 1) }
             }
@@ -171,43 +173,9 @@ struct PlainBodyScanner {
     }
 
     private mutating func scanHexQuad() -> UInt32? {
-        guard index + 4 <= bytes.count else { return nil }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            value = value << 4 | UInt32(digit)
-            index += 1
-        }
+        guard let value = bytes.withUnsafeBytes({ JSONStringBytes.hexQuad(in: $0, at: index) }) else { return nil }
+        index += 4
         return value
-    }
-
-    /// One UTF-8 encoded scalar above U+007F: no overlong forms, surrogates or values past U+10FFFF.
-    private mutating func scanMultibyteCharacter(lead: UInt8) -> Bool {
-        let length: Int
-        let minimum: UInt32
-        var scalar: UInt32
-        switch lead {
-        case 0xC2...0xDF: (length, minimum, scalar) = (2, 0x80, UInt32(lead & 0x1F))
-        case 0xE0...0xEF: (length, minimum, scalar) = (3, 0x800, UInt32(lead & 0x0F))
-        case 0xF0...0xF4: (length, minimum, scalar) = (4, 0x10000, UInt32(lead & 0x07))
-        default: return false
-        }
-        guard index + length <= bytes.count else { return false }
-        for offset in 1..<length {
-            let continuation = bytes[index + offset]
-            guard continuation & 0xC0 == 0x80 else { return false }
-            scalar = scalar << 6 | UInt32(continuation & 0x3F)
-        }
-        guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else { return false }
-        index += length
-        return true
     }
 
     private mutating func skipLiteral(_ literal: StaticString) -> Bool {

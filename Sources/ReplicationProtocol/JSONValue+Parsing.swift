@@ -248,19 +248,10 @@ struct JSONScanner {
 
     private mutating func parseHexQuad() throws(JSONParseError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw fail("truncated unicode escape") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw fail("invalid hex digit in unicode escape")
-            }
-            value = value << 4 | UInt32(digit)
-            index += 1
+        guard let value = bytes.withUnsafeBytes({ JSONStringBytes.hexQuad(in: $0, at: index) }) else {
+            throw fail("invalid hex digit in unicode escape")
         }
+        index += 4
         return value
     }
 

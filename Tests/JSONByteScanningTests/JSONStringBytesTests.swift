@@ -44,4 +44,36 @@ struct JSONStringBytesTests {
         #expect(end(bytes, from: 0) == bytes.count)
         #expect(end(bytes, from: bytes.count) == bytes.count)
     }
+
+    @Test("hex quads: four digits of either case, nothing shorter or other")
+    func hexQuads() {
+        func quad(_ text: String) -> UInt32? {
+            Array(text.utf8).withUnsafeBytes { JSONStringBytes.hexQuad(in: $0, at: 0) }
+        }
+        #expect(quad("00e9") == 0xE9)
+        #expect(quad("D83Dxx") == 0xD83D)
+        #expect(quad("aBcD") == 0xABCD)
+        #expect(quad("12g4") == nil)
+        #expect(quad("123") == nil)
+    }
+
+    @Test("multibyte scalars are accepted exactly as the standard library's UTF-8 validation accepts them")
+    func multibyteScalars() {
+        // Every lead byte with continuations that probe the edges of each range.
+        let continuations: [UInt8] = [0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0]
+        for lead in UInt8(0x80)...0xFF {
+            for second in continuations {
+                for third in continuations {
+                    for fourth in continuations {
+                        let bytes = [lead, second, third, fourth]
+                        let length = bytes.withUnsafeBytes { JSONStringBytes.multibyteScalarLength(in: $0, at: 0) }
+                        let expected = (2...4).first { String(validating: bytes[0..<$0], as: UTF8.self) != nil }
+                        #expect(length == expected, "\(bytes)")
+                    }
+                }
+            }
+        }
+        let truncated: [UInt8] = [0xE2, 0x82]
+        #expect(truncated.withUnsafeBytes { JSONStringBytes.multibyteScalarLength(in: $0, at: 0) } == nil)
+    }
 }

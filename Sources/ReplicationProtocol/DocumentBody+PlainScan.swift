@@ -61,10 +61,7 @@ struct PlainBodyScanner {
         let firstKey = keys.count
         defer { keys.removeSubrange(firstKey...) }
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return true
-        }
+        if skip(UInt8(ascii: "}")) { return true }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\""),
@@ -78,19 +75,11 @@ struct PlainBodyScanner {
             }
             keys.append(key)
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
-            index += 1
+            guard skip(UInt8(ascii: ":")) else { return false }
             skipWhitespace()
             guard scanValue(depth: depth) else { return false }
-            skipWhitespace()
-            guard index < bytes.count else { return false }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                return true
-            default: return false
-            }
+            guard let closed = scanSeparator(closing: UInt8(ascii: "}")) else { return false }
+            if closed { return true }
         }
     }
 
@@ -98,23 +87,29 @@ struct PlainBodyScanner {
         guard depth <= JSONValue.maximumNestingDepth else { return false }
         index += 1  // "["
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return true
-        }
+        if skip(UInt8(ascii: "]")) { return true }
         while true {
             skipWhitespace()
             guard scanValue(depth: depth) else { return false }
-            skipWhitespace()
-            guard index < bytes.count else { return false }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"):
-                index += 1
-                return true
-            default: return false
-            }
+            guard let closed = scanSeparator(closing: UInt8(ascii: "]")) else { return false }
+            if closed { return true }
         }
+    }
+
+    /// After a member or element: true at the container's `closing` byte, false at a comma, `nil` at anything
+    /// else.
+    private mutating func scanSeparator(closing: UInt8) -> Bool? {
+        skipWhitespace()
+        if skip(UInt8(ascii: ",")) { return false }
+        if skip(closing) { return true }
+        return nil
+    }
+
+    /// Steps over `byte` if it is next.
+    private mutating func skip(_ byte: UInt8) -> Bool {
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
     }
 
     /// Scans a string from its opening quote; returns the range of its raw contents, or nil if it is not

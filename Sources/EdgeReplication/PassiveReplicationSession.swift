@@ -52,8 +52,6 @@ public actor PassiveReplicationSession {
         /// LiteCore announces `deltas: true` only in its first reply per collection (spec §3.5).
         var hasAnnouncedCapabilities = false
         var pullFeed: Task<Void, Never>?
-        /// Stores the keyspace's pushed revisions, several per transaction when they arrive together.
-        var inserter: RevisionInserter?
     }
 
     let connection: BLIPConnection
@@ -62,9 +60,10 @@ public actor PassiveReplicationSession {
     let logger: Logger
     var mode = Mode.undecided
     var keyspaceStates: [Int: KeyspaceState] = [:]
-    /// `keyspaceAndInserter`'s answers, by `collection` index (-1 in legacy mode). The mode never changes
-    /// once decided, so they stay right, and a pushed `rev` finds its keyspace without a hop onto this actor.
-    let resolvedReceivingKeyspaces = Mutex<[Int: (Keyspace, RevisionInserter)]>([:])
+    /// Keyspaces that pushed revisions were addressed to, each with the inserter that stores them several per
+    /// transaction, by the `collection` index that addressed them (-1 in legacy mode). The mode never changes
+    /// once decided, so a pushed `rev` finds its keyspace here without a hop onto this actor.
+    let receivingKeyspaces = Mutex<[Int: (Keyspace, RevisionInserter)]>([:])
 
     public init(
         connection: BLIPConnection,
@@ -160,20 +159,22 @@ public actor PassiveReplicationSession {
 
     /// The keyspace of a pushed `rev`, and the group-commit inserter of its revisions.
     nonisolated func receivingKeyspace(for collectionIndex: Int?) async throws -> (Keyspace, RevisionInserter) {
-        let key = collectionIndex ?? -1
-        if let resolved = resolvedReceivingKeyspaces.withLock({ $0[key] }) { return resolved }
-        let resolved = try await keyspaceAndInserter(for: collectionIndex)
-        resolvedReceivingKeyspaces.withLock { $0[key] = resolved }
-        return resolved
+        if let resolved = receivingKeyspaces.withLock({ $0[collectionIndex ?? -1] }) { return resolved }
+        return try await resolveReceivingKeyspace(for: collectionIndex)
     }
 
-    private func keyspaceAndInserter(for collectionIndex: Int?) throws(BLIPErrorReply) -> (Keyspace, RevisionInserter) {
+    /// Resolves the keyspace (fixing the connection's mode on its first message) and creates its inserter, on
+    /// this actor, so that concurrent first `rev`s share one inserter.
+    private func resolveReceivingKeyspace(
+        for collectionIndex: Int?
+    ) throws(BLIPErrorReply) -> (Keyspace, RevisionInserter) {
         let keyspace = try keyspace(for: collectionIndex)
-        let key = keyspace.index ?? 0
-        if let inserter = keyspaceStates[key]?.inserter { return (keyspace, inserter) }
-        let inserter = RevisionInserter(database: database, collection: keyspace.collection)
-        keyspaceStates[key, default: KeyspaceState()].inserter = inserter
-        return (keyspace, inserter)
+        return receivingKeyspaces.withLock { resolved in
+            if let existing = resolved[collectionIndex ?? -1] { return existing }
+            let created = (keyspace, RevisionInserter(database: database, collection: keyspace.collection))
+            resolved[collectionIndex ?? -1] = created
+            return created
+        }
     }
 
     /// What this side announces as a receiver of revisions (spec §3.5, §3.6).

@@ -114,11 +114,15 @@ let package = Package(
             dependencies: ["CZlib"]
         ),
 
+        // Completions posted from many tasks, handed to one draining task per burst.
+        .target(name: "BurstQueue"),
+
         // BLIP connections over server- and client-side WebSockets, with flow control.
         .target(
             name: "BLIPConnection",
             dependencies: [
                 "BLIPCodec",
+                "BurstQueue",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -170,6 +174,7 @@ let package = Package(
             name: "EdgeReplication",
             dependencies: [
                 "BLIPConnection",
+                "BurstQueue",
                 "BLIPCodec",
                 "EdgeIdentity",
                 "EdgeStore",
@@ -342,6 +347,10 @@ let package = Package(
         .testTarget(
             name: "JSONByteScanningTests",
             dependencies: ["JSONByteScanning"]
+        ),
+        .testTarget(
+            name: "BurstQueueTests",
+            dependencies: ["BurstQueue"]
         ),
         .testTarget(
             name: "EdgeReplicationTests",

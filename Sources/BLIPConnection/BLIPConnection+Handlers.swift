@@ -59,21 +59,13 @@ extension BLIPConnection {
     /// Queues a handler's reply without a hop onto this actor: replies that finish together (a group
     /// commit answers hundreds of `rev`s at once) reach the actor in one turn instead of one hop each.
     private nonisolated func post(_ reply: BLIPMessage) {
-        let startsDrain = postedReplies.withLockedValue { replies in
-            replies.append(reply)
-            return replies.count == 1
-        }
-        if startsDrain {
+        if postedReplies.post(reply) {
             Task { await self.sendPostedReplies() }
         }
     }
 
     private func sendPostedReplies() {
-        let replies = postedReplies.withLockedValue { replies in
-            defer { replies.removeAll(keepingCapacity: true) }
-            return replies
-        }
-        for reply in replies {
+        for reply in postedReplies.takeAll() {
             sendReply(reply)
         }
     }

@@ -1,4 +1,5 @@
 import BLIPCodec
+import BurstQueue
 import HummingbirdWebSocket
 import Logging
 import NIOConcurrencyHelpers
@@ -53,7 +54,7 @@ public actor BLIPConnection {
     /// Read by every incoming request's task without a hop onto this actor.
     let handlers = NIOLockedValueBox<[String: BLIPRequestHandler]>([:])
     /// Replies of finished handlers on their way to the outbox; see `post(_:)`.
-    let postedReplies = NIOLockedValueBox<[BLIPMessage]>([])
+    let postedReplies = BurstQueue<BLIPMessage>()
     var pendingReplies: [UInt64: ReplyWaiter] = [:]
     var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
     var writerWakeUp: CheckedContinuation<Void, Never>?

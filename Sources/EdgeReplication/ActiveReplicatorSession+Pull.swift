@@ -170,20 +170,13 @@ extension ActiveReplicatorSession {
     /// alongside it: one group commit answers hundreds of `rev`s, and a hop onto this actor, the
     /// replicator and the checkpointer for each of them cost more than storing it.
     private nonisolated func post(_ finished: FinishedPull) {
-        let startsDrain = finishedPulls.withLock { pending in
-            pending.append(finished)
-            return pending.count == 1
-        }
-        if startsDrain {
+        if finishedPulls.post(finished) {
             Task { await self.recordFinishedPulls() }
         }
     }
 
     private func recordFinishedPulls() async {
-        let finished = finishedPulls.withLock { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
-        }
+        let finished = finishedPulls.takeAll()
         var stored = 0
         var lastFailure: String?
         for pull in finished {

@@ -1,10 +1,10 @@
 import BLIPCodec
 import BLIPConnection
+import BurstQueue
 import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
-import Synchronization
 
 /// One connection's worth of active replication: the push loop, the pull subscription and the
 /// handlers answering the upstream's requests (`changes`, `rev`, `norev`, `getAttachment`).
@@ -69,7 +69,7 @@ actor ActiveReplicatorSession {
     var laterRequestNumbers: Set<UInt64> = []
     var pullWaiters: [CheckedContinuation<Void, Never>] = []
     /// Handled `rev`s and `norev`s, posted by their handlers without a hop onto this actor.
-    let finishedPulls = Mutex<[FinishedPull]>([])
+    let finishedPulls = BurstQueue<FinishedPull>()
 
     init(
         replicator: ActiveReplicator, connection: BLIPConnection, database: DocumentDatabase,

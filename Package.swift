@@ -316,6 +316,20 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
 
+        // Upstreams that tests put in place of Couchbase's: a LiteCore-strict front door for a real listener, and
+        // a server that answers one upgrade as scripted.
+        .target(
+            name: "UpstreamStandIns",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/UpstreamStandIns"
+        ),
+
         .testTarget(
             name: "FlushCoalescingTests",
             dependencies: [
@@ -356,6 +370,7 @@ let package = Package(
             name: "EdgeReplicationTests",
             dependencies: [
                 "EdgeReplication",
+                "UpstreamStandIns",
                 "UpstreamDialer",
                 "EdgeGatewayTestSupport",
                 "EdgeCredentials",
@@ -413,7 +428,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeGatewayCLITests",
-            dependencies: ["EdgeGatewayCLI", "EdgeGatewayTestSupport"]
+            dependencies: [
+                "EdgeGatewayCLI", "EdgeGatewayTestSupport", "UpstreamStandIns", "EdgeIdentity",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
         ),
         .testTarget(
             name: "EdgeDiscoveryTests",
@@ -426,6 +444,9 @@ let package = Package(
                 "EdgePairing",
                 "EdgeStore",
                 "EdgeGatewayTestSupport",
+                "UpstreamStandIns",
+                "EdgeIdentity",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "EdgeConfig",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

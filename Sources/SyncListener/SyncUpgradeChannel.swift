@@ -123,6 +123,10 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             let upgradeHandler = try channel.pipeline.syncOperations.handler(
                 type: NIOTypedHTTPServerUpgradeHandler<Negotiated>.self)
             try channel.pipeline.syncOperations.addHandler(headRecorder.value, position: .before(upgradeHandler))
+            // Closer to the socket than the encoder, so that it sees the encoded 101 head.
+            let encoder = try channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)
+            try channel.pipeline.syncOperations.addHandler(
+                SwitchingProtocolsLayoutHandler(), position: .before(encoder))
             return Value(negotiated: negotiated, channel: channel)
         }
     }

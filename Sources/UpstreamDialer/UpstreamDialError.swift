@@ -12,7 +12,7 @@ public enum UpstreamDialError: Error, Sendable, Equatable, CustomStringConvertib
     /// not speaking TLS at all.
     case tlsHandshakeFailed(target: String, reason: String)
     /// The server answered the upgrade request with a status other than 101.
-    case upgradeRefused(status: Int, reason: String, wwwAuthenticate: String?, body: String)
+    case upgradeRefused(target: String, status: Int, reason: String, wwwAuthenticate: String?, body: String)
     /// The 101 response named no subprotocol, or one that was not offered (LiteCore's checks, spec §1.3).
     case subprotocolRejected(offered: [String], chosen: String?)
     /// The server did not finish the handshake in time, or closed the connection in the middle of it.
@@ -25,7 +25,7 @@ public enum UpstreamDialError: Error, Sendable, Equatable, CustomStringConvertib
     public var isTransient: Bool {
         switch self {
         case .unreachable, .handshakeIncomplete: true
-        case .upgradeRefused(let status, _, _, _): Self.transientHTTPStatuses.contains(status)
+        case .upgradeRefused(_, let status, _, _, _): Self.transientHTTPStatuses.contains(status)
         case .invalidURL, .serverCertificateRejected, .tlsHandshakeFailed, .subprotocolRejected: false
         }
     }
@@ -40,9 +40,9 @@ public enum UpstreamDialError: Error, Sendable, Equatable, CustomStringConvertib
             "refused the upstream's TLS certificate: \(error)"
         case .tlsHandshakeFailed(let target, let reason):
             "TLS handshake with \(target) failed: \(reason)"
-        case .upgradeRefused(let status, let reason, _, let body):
-            "the upstream refused the WebSocket upgrade with HTTP \(status) \(reason)"
-                + (body.isEmpty ? "" : ": \(body)")
+        case .upgradeRefused(let target, let status, let reason, _, let body):
+            "\(target) refused the WebSocket upgrade with HTTP \(status) \(reason)"
+                + (body.isEmpty ? " (empty body)" : ": \(body)")
         case .subprotocolRejected(let offered, let chosen):
             if let chosen {
                 "the upstream chose the subprotocol '\(chosen)', which was not offered (\(offered.joined(separator: ",")))"

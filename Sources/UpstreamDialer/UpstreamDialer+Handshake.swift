@@ -103,6 +103,10 @@ extension UpstreamDialer {
         }
         let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
             configuration: pipelineConfiguration)
+        // Closer to the socket than the upgrade handler, so that it sees the request after NIO's headers are in.
+        let upgradeHandler = try channel.pipeline.syncOperations.handler(
+            type: NIOTypedHTTPClientUpgradeHandler<UpgradeOutcome>.self)
+        try channel.pipeline.syncOperations.addHandler(UpgradeRequestLayoutHandler(), position: .before(upgradeHandler))
         upgraded.whenComplete { _ in timeout.cancel() }
         return upgraded
     }
@@ -129,8 +133,8 @@ extension UpstreamDialer {
             do {
                 let refusal = try await response.get()
                 throw UpstreamDialError.upgradeRefused(
-                    status: refusal.status, reason: refusal.reason, wwwAuthenticate: refusal.wwwAuthenticate,
-                    body: refusal.body)
+                    target: target.description, status: refusal.status, reason: refusal.reason,
+                    wwwAuthenticate: refusal.wwwAuthenticate, body: refusal.body)
             } catch let error as UpstreamDialError {
                 throw error
             } catch {
@@ -157,6 +161,11 @@ extension UpstreamDialer {
         }
         if error is BoringSSLError {
             return .tlsHandshakeFailed(target: target.description, reason: "\(error)")
+        }
+        // NIO's upgrade handler fails this way when the connection goes before a response head arrives.
+        if let channelError = error as? ChannelError, channelError == .inappropriateOperationForState || channelError == .eof {
+            return .handshakeIncomplete(
+                target: target.description, reason: "the upstream closed the connection without answering")
         }
         return .handshakeIncomplete(target: target.description, reason: Self.describe(error))
     }

@@ -37,7 +37,7 @@ struct ListenerUpgradeTests {
         do {
             try await dialer.run { _ in }
             Issue.record("the upgrade was accepted", sourceLocation: sourceLocation)
-        } catch let UpstreamDialError.upgradeRefused(status, _, wwwAuthenticate, body) {
+        } catch let UpstreamDialError.upgradeRefused(_, status, _, wwwAuthenticate, body) {
             return (status, wwwAuthenticate, body)
         } catch {
             Issue.record("expected a refused upgrade, got \(error)", sourceLocation: sourceLocation)
@@ -75,7 +75,7 @@ struct ListenerUpgradeTests {
         try await TestGateway.run(settings: TestGateway.settings(maxConnections: 1)) { gateway in
             try await ActivePeer.connect(port: gateway.port) { _ in
                 let error = await UpstreamTransportTests.dialError { try await Self.dialer(port: gateway.port).run { _ in } }
-                guard case .upgradeRefused(503, _, nil, "Replication limit exceeded") = error else {
+                guard case .upgradeRefused(_, 503, _, nil, "Replication limit exceeded") = error else {
                     Issue.record("expected a 503 refusal, got \(String(describing: error))")
                     return
                 }
@@ -119,7 +119,7 @@ struct ListenerUpgradeTests {
                                 // Hold the slot until every attempt has its answer.
                                 try await eventually("every attempt to finish") { await outcomes.count == attempts }
                             }
-                        } catch let UpstreamDialError.upgradeRefused(status, _, _, _) {
+                        } catch let UpstreamDialError.upgradeRefused(_, status, _, _, _) {
                             await outcomes.record(.refused(status: status))
                         }
                     }

@@ -5,6 +5,7 @@ import EdgeStore
 import Foundation
 import Testing
 import UpstreamDialer
+import UpstreamStandIns
 
 @testable import EdgeReplication
 
@@ -126,7 +127,7 @@ struct UpstreamTransportTests {
                 try await Self.push(to: gateway, scheme: "ws", authentication: .basic(user: "alice", password: "nope"), tls: nil)
             }
             // Our own listener's refusal, exactly as Couchbase Lite needs it to ask for credentials.
-            guard case .upgradeRefused(401, _, #"Basic charset="UTF-8""#, "Login required") = error else {
+            guard case .upgradeRefused(_, 401, _, #"Basic charset="UTF-8""#, "Login required") = error else {
                 Issue.record("expected a 401 with a Basic challenge, got \(String(describing: error))")
                 return
             }
@@ -233,7 +234,7 @@ struct UpstreamTransportTests {
                     target: try UpstreamTarget(url: "ws://127.0.0.1:\(port)/db/_blipsync"),
                     options: .init(subprotocols: ["BLIP_3+CBMobile_3"]), logger: testLogger)
                 let error = await Self.dialError { try await dialer.run { _ in } }
-                guard case .upgradeRefused(let code, _, _, let body) = error else {
+                guard case .upgradeRefused(_, let code, _, _, let body) = error else {
                     Issue.record("expected a refusal, got \(String(describing: error))")
                     return
                 }

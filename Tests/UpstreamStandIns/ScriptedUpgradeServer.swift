@@ -2,19 +2,18 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOPosix
-import Testing
 
 /// A loopback server that answers one WebSocket upgrade request as scripted, then never says another word:
 /// not a BLIP reply, not a pong. It stands in for upstreams that misbehave in ways our own listener never does.
-struct ScriptedUpgradeServer {
-    enum Answer: Sendable {
+public struct ScriptedUpgradeServer {
+    public enum Answer: Sendable {
         /// `101` with this `Sec-WebSocket-Protocol` (none when `nil`), then silence.
         case upgrade(subprotocol: String?)
         /// A refusal with this status line and body.
         case refuse(status: String, body: String)
     }
 
-    static func run(answer: Answer, _ body: (_ port: Int) async throws -> Void) async throws {
+    public static func run(answer: Answer, _ body: (_ port: Int) async throws -> Void) async throws {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { child in
@@ -24,7 +23,8 @@ struct ScriptedUpgradeServer {
             }
             .bind(host: "127.0.0.1", port: 0).get()
         do {
-            try await body(try #require(channel.localAddress?.port))
+            guard let port = channel.localAddress?.port else { throw StrictUpgradeProxy.ProxyError.notBound }
+            try await body(port)
         } catch {
             try? await channel.close()
             throw error

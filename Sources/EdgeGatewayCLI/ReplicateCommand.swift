@@ -69,7 +69,8 @@ struct ReplicateCommand: AsyncParsableCommand {
             throw ValidationError("give exactly one of --url and --pairing")
         }
         if pairing != nil && (pinnedSHA256 != nil || selfSignedOnly) {
-            throw ValidationError("--pairing pins the certificate its payload names; drop --pinned-sha256 and --self-signed-only")
+            throw ValidationError(
+                "--pairing pins the certificate its payload names; drop --pinned-sha256 and --self-signed-only")
         }
         if pinnedSHA256 != nil && selfSignedOnly {
             throw ValidationError("--pinned-sha256 and --self-signed-only exclude each other")
@@ -97,7 +98,8 @@ struct ReplicateCommand: AsyncParsableCommand {
                 direction: push == pull ? .pushAndPull : (push ? .push : .pull),
                 continuous: continuous,
                 authentication: try authentication(),
-                tls: payload == nil && remoteURL.lowercased().hasPrefix("wss:") ? try trust().clientTLSConfiguration() : nil,
+                tls: payload == nil && remoteURL.lowercased().hasPrefix("wss:")
+                    ? try trust().clientTLSConfiguration() : nil,
                 collections: try replicatedCollections(of: settings)),
             logger: logger)
         let work = Task { try await replicator.run() }

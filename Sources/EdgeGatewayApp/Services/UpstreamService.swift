@@ -35,8 +35,9 @@ final class UpstreamService: Service, HealthReporting {
             database: database,
             configuration: .init(
                 remoteURL: settings.url.absoluteString,
-                endpointResolver: try settings.pairing.map {
-                    ActiveReplicator.pairedEndpointResolver($0, clientIdentity: try Self.clientIdentity(settings), logger: logger)
+                endpointResolver: try settings.pairing.map { payload in
+                    ActiveReplicator.pairedEndpointResolver(
+                        payload, clientIdentity: try Self.clientIdentity(settings), logger: logger)
                 },
                 remoteUUID: remoteUUID,
                 direction: ActiveReplicator.Direction(settings.direction),

@@ -19,7 +19,7 @@ struct PairCommand: AsyncParsableCommand {
 struct PairShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Show the QR code that pairs a Couchbase Lite app with this gateway (the default).",
+        abstract: "Show the QR code that pairs a Couchbase Lite app with this gateway.",
         discussion: """
             The code holds an edgegw://pair URI (docs/pairing.md): the listener's addresses, port and \
             database, and the SHA-256 digest of its certificate, which the app pins. After the code, the URI \

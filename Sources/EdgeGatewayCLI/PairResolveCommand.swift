@@ -12,7 +12,8 @@ struct PairResolveCommand: AsyncParsableCommand {
             The payload's addresses are tried in order; the first that completes a TLS handshake with a \
             certificate whose digests are the payload's is the endpoint printed. That certificate is written \
             with --der or --pem, ready to pin. If no address answers, every address is listed with its reason; \
-            if the certificate does not match, both fingerprints are shown. Both exit 1.
+            if the certificate does not match, both fingerprints are shown; a malformed payload is named as \
+            such. Every failure exits 1 and writes no file.
             """
     )
 

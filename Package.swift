@@ -24,7 +24,7 @@ let releaseLinkerSettings: [LinkerSetting] = [
 
 let package = Package(
     name: "EdgeGateway",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .executable(name: "edge-gateway", targets: ["EdgeGatewayCLI"]),
         .library(name: "EdgeGatewayApp", targets: ["EdgeGatewayApp"]),
@@ -37,6 +37,7 @@ let package = Package(
         .library(name: "EdgeReplication", targets: ["EdgeReplication"]),
         .library(name: "SyncListener", targets: ["SyncListener"]),
         .library(name: "UpstreamDialer", targets: ["UpstreamDialer"]),
+        .library(name: "EdgeGatewayPairingKit", targets: ["EdgeGatewayPairingKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -105,6 +106,21 @@ let package = Package(
                 "CZlib",
                 "EdgeIdentity",
                 "NetworkInterfaces",
+            ]
+        ),
+
+        // The device's side of pairing, for apps as for the gateway: from a scanned payload to the endpoint that
+        // answered and the certificate it proved to hold, checked against the payload's digests. Also the TLS
+        // certificate probe behind trust on first use. Portable: swift-nio-ssl, no platform TLS API.
+        .target(
+            name: "EdgeGatewayPairingKit",
+            dependencies: [
+                "PairingURI",
+                "EdgeIdentity",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
 
@@ -269,7 +285,9 @@ let package = Package(
                 "EdgePairing",
                 "EdgeReplication",
                 "EdgeDiscovery",
+                "EdgeGatewayPairingKit",
                 "NetworkInterfaces",
+                "PairingURI",
                 "UpstreamDialer",
                 "ReplicationProtocol",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -290,8 +308,8 @@ let package = Package(
                 "EdgeConfig",
                 "EdgeReplication",
                 "EdgeStore",
+                "EdgeGatewayPairingKit",
                 "NetworkInterfaces",
-                "UpstreamDialer",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -436,6 +454,24 @@ let package = Package(
         .testTarget(
             name: "EdgeDiscoveryTests",
             dependencies: ["EdgeDiscovery", "EdgeGatewayCLI", "EdgePairing", "EdgeGatewayTestSupport"]
+        ),
+        .testTarget(
+            name: "EdgeGatewayPairingKitTests",
+            dependencies: [
+                "EdgeGatewayPairingKit",
+                "EdgeGatewayApp",
+                "EdgeGatewayTestSupport",
+                "EdgeConfig",
+                "EdgeCredentials",
+                "EdgeIdentity",
+                "EdgePairing",
+                "EdgeReplication",
+                "EdgeStore",
+                "UpstreamDialer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "EdgeGatewayAppTests",

@@ -74,7 +74,7 @@ extension UpstreamSettings {
             conflictResolver: try table.choice("conflict_resolver", as: ConflictResolver.self)
                 ?? .default,
             remoteUUID: try table.string("remote_uuid"),
-            alternateURLs: Array(endpoints.urls.dropFirst())
+            pairing: endpoints.pairing
         )
         if !isSecure {
             try table.rejectPresent(Self.trustKeys, because: "with wss:// URLs")
@@ -83,9 +83,11 @@ extension UpstreamSettings {
 
     /// The upstream's endpoints, from `url`, or from `pairing`: every address of the paired gateway, and the
     /// SHA-256 pin of its certificate (lowercase hex).
-    private static func decodeEndpoints(_ table: SettingsTable) throws -> (urls: [URL], pinnedSHA256: String?) {
+    private static func decodeEndpoints(_ table: SettingsTable) throws
+        -> (urls: [URL], pinnedSHA256: String?, pairing: PairingPayload?)
+    {
         guard let text = try table.string("pairing") else {
-            return ([try decodeURL(table)], nil)
+            return ([try decodeURL(table)], nil, nil)
         }
         try table.rejectPresent(["url"], because: "without pairing (the payload names the addresses)")
         try table.rejectPresent(
@@ -104,7 +106,7 @@ extension UpstreamSettings {
         let hex = payload.certificateSHA256.map { byte in
             (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
         }.joined()
-        return (urls, hex)
+        return (urls, hex, payload)
     }
 
     private static func decodeURL(_ table: SettingsTable) throws -> URL {

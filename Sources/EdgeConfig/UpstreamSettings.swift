@@ -1,4 +1,5 @@
 import struct Foundation.URL
+import PairingURI
 
 /// One `[[upstream]]` entry: a replication this gateway drives as the active peer.
 public struct UpstreamSettings: Sendable, Equatable {
@@ -28,9 +29,15 @@ public struct UpstreamSettings: Sendable, Equatable {
     public var conflictResolver: ConflictResolver
     /// Stable identifier of the remote database, so checkpoints survive a change of URL.
     public var remoteUUID: String?
-    /// Further endpoints of the same upstream, tried in order when `url` cannot be reached: the other addresses
-    /// of a pairing payload.
-    public var alternateURLs: [URL]
+    /// The paired gateway's payload when the upstream is given by `pairing`: its addresses are tried in order
+    /// before each connection, and the certificate matching its digests is pinned (`url` is its first address).
+    public var pairing: PairingPayload?
+
+    /// Every URL the upstream may be reached at: the pairing payload's addresses, or `url`.
+    public var endpointURLs: [URL] {
+        guard let pairing else { return [url] }
+        return pairing.addresses.indices.compactMap { pairing.url(forAddressAt: $0) }
+    }
 
     public init(
         name: String,
@@ -48,7 +55,7 @@ public struct UpstreamSettings: Sendable, Equatable {
         maxAttemptWait: Duration,
         conflictResolver: ConflictResolver,
         remoteUUID: String?,
-        alternateURLs: [URL] = []
+        pairing: PairingPayload? = nil
     ) {
         self.name = name
         self.database = database
@@ -65,7 +72,7 @@ public struct UpstreamSettings: Sendable, Equatable {
         self.maxAttemptWait = maxAttemptWait
         self.conflictResolver = conflictResolver
         self.remoteUUID = remoteUUID
-        self.alternateURLs = alternateURLs
+        self.pairing = pairing
     }
 }
 

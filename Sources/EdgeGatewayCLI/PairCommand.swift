@@ -6,9 +6,19 @@ import Foundation
 import NetworkInterfaces
 import Logging
 
-struct PairCommand: ParsableCommand {
+struct PairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pair",
+        abstract: "Pair a Couchbase Lite app with this gateway: show the QR code, or resolve a scanned payload.",
+        subcommands: [PairShowCommand.self, PairResolveCommand.self],
+        defaultSubcommand: PairShowCommand.self
+    )
+}
+
+/// `pair show`, also plain `pair`: the QR code and payload of one of this gateway's listeners.
+struct PairShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "Show the QR code that pairs a Couchbase Lite app with this gateway.",
         discussion: """
             The code holds an edgegw://pair URI (docs/pairing.md): the listener's addresses, port and \

@@ -68,6 +68,10 @@ struct ReplicateCommand: AsyncParsableCommand {
         guard (url == nil) != (pairing == nil) else {
             throw ValidationError("give exactly one of --url and --pairing")
         }
+        if pairing != nil && (pinnedSHA256 != nil || selfSignedOnly) {
+            throw ValidationError(
+                "--pairing pins the certificate its payload names; drop --pinned-sha256 and --self-signed-only")
+        }
         if pinnedSHA256 != nil && selfSignedOnly {
             throw ValidationError("--pinned-sha256 and --self-signed-only exclude each other")
         }
@@ -80,19 +84,22 @@ struct ReplicateCommand: AsyncParsableCommand {
         let configuration = try options.load()
         var logger = Logger(label: "edge-gateway.replicate")
         logger.logLevel = configuration.node.logLevel
-        let (urls, pin) = try endpoints()
+        let payload = try pairingPayload()
+        let remoteURL = try payload.map { try Self.firstURL(of: $0) } ?? url ?? ""
         let settings = try configuration.databaseSettings(named: database)
         let store = try DocumentStore.forConfiguration(configuration)
         let local = try await store.openConfigured(settings)
         let replicator = ActiveReplicator(
             database: local,
             configuration: .init(
-                remoteURL: urls[0], fallbackURLs: Array(urls.dropFirst()),
-                remoteUUID: try await checkpointIdentity(urls[0], configuration: configuration, database: local),
+                remoteURL: remoteURL,
+                endpointResolver: payload.map { ActiveReplicator.pairedEndpointResolver($0, logger: logger) },
+                remoteUUID: try await checkpointIdentity(remoteURL, configuration: configuration, database: local),
                 direction: push == pull ? .pushAndPull : (push ? .push : .pull),
                 continuous: continuous,
                 authentication: try authentication(),
-                tls: urls[0].lowercased().hasPrefix("wss:") ? try trust(pin: pin).clientTLSConfiguration() : nil,
+                tls: payload == nil && remoteURL.lowercased().hasPrefix("wss:")
+                    ? try trust().clientTLSConfiguration() : nil,
                 collections: try replicatedCollections(of: settings)),
             logger: logger)
         let work = Task { try await replicator.run() }
@@ -134,20 +141,25 @@ struct ReplicateCommand: AsyncParsableCommand {
         }
     }
 
-    private func endpoints() throws -> (urls: [String], pin: String?) {
-        if let url { return ([url], pinnedSHA256) }
-        let payload: PairingPayload
+    /// The payload given with --pairing; the kit looks for its gateway before each connection.
+    private func pairingPayload() throws -> PairingPayload? {
+        guard let pairing else { return nil }
         do {
-            payload = try PairingPayload(decoding: pairing ?? "")
+            return try PairingPayload(decoding: pairing)
         } catch {
             throw ValidationError("not a valid pairing payload: \(error)")
         }
-        let urls = payload.addresses.indices.compactMap { payload.url(forAddressAt: $0)?.absoluteString }
-        return (urls, payload.sha256ColonHex)
     }
 
-    private func trust(pin: String?) throws -> ServerTrustPolicy {
-        if let pin { return try .pinned(fingerprint: pin) }
+    private static func firstURL(of payload: PairingPayload) throws -> String {
+        guard let url = payload.url(forAddressAt: 0) else {
+            throw ValidationError("the pairing payload's first address does not form a URL")
+        }
+        return url.absoluteString
+    }
+
+    private func trust() throws -> ServerTrustPolicy {
+        if let pinnedSHA256 { return try .pinned(fingerprint: pinnedSHA256) }
         return selfSignedOnly ? .selfSignedOnly : .systemRoots(checkHostname: true)
     }
 
@@ -164,7 +176,7 @@ struct ReplicateCommand: AsyncParsableCommand {
         _ url: String, configuration: GatewayConfiguration, database: DocumentDatabase
     ) async throws -> String {
         if let configured = configuration.upstreams.first(where: {
-            ([$0.url] + $0.alternateURLs).map(\.absoluteString).contains(url)
+            $0.endpointURLs.map(\.absoluteString).contains(url)
         }) {
             return try await UpstreamRemoteUUID.resolve(for: configured, in: database)
         }

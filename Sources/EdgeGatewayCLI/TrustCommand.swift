@@ -1,8 +1,8 @@
 import ArgumentParser
 import EdgeIdentity
+import EdgeGatewayPairingKit
 import EdgePairing
 import Foundation
-import UpstreamDialer
 import X509
 
 struct TrustCommand: AsyncParsableCommand {
@@ -63,7 +63,7 @@ struct TrustCommand: AsyncParsableCommand {
             }
             let chain: [[UInt8]]
             do {
-                chain = try await UpstreamDialer.presentedCertificateChain(host: host, port: port)
+                chain = try await CertificateProbe.presentedCertificateChain(host: host, port: port)
             } catch {
                 printError("\(error)")
                 throw ExitCode(1)

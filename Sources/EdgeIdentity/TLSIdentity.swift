@@ -101,7 +101,8 @@ public struct TLSIdentity: Sendable {
         self.leafCertificate.notValidAfter
     }
 
-    static func pemString(derBytes: [UInt8]) -> String {
+    /// A certificate's DER encoding as one PEM block.
+    public static func pemString(derBytes: [UInt8]) -> String {
         let body = Data(derBytes).base64EncodedString(options: [
             .lineLength64Characters, .endLineWithLineFeed,
         ])

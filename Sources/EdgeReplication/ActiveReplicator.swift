@@ -45,12 +45,27 @@ public actor ActiveReplicator {
         }
     }
 
+    /// Where one connection goes and how its server is trusted.
+    public struct Endpoint: Sendable {
+        /// `ws://host:port/db` or `wss://host:port/db`.
+        public var remoteURL: String
+        public var tls: ClientTLSConfiguration?
+
+        public init(remoteURL: String, tls: ClientTLSConfiguration?) {
+            self.remoteURL = remoteURL
+            self.tls = tls
+        }
+    }
+
+    public typealias EndpointResolver = @Sendable () async throws -> Endpoint
+
     public struct Configuration: Sendable {
         /// `ws://host:port/db` or `wss://host:port/db`; `/_blipsync` is appended.
         public var remoteURL: String
-        /// Further addresses of the same upstream, tried in order when the ones before cannot be reached (a
-        /// pairing payload lists every address of the paired gateway).
-        public var fallbackURLs: [String]
+        /// Decides before each connection where to connect and how to trust it, instead of `remoteURL` and
+        /// `tls`: a paired gateway is looked for at each address of its pairing payload, and the certificate
+        /// that matched the payload is the one pinned. A thrown error ends the run as a dial error would.
+        public var endpointResolver: EndpointResolver?
         /// The upstream's stable identity. Checkpoints are keyed by it, not by the URL, so reaching
         /// the same upstream by another address resumes where the last run stopped.
         public var remoteUUID: String
@@ -78,7 +93,7 @@ public actor ActiveReplicator {
 
         public init(
             remoteURL: String,
-            fallbackURLs: [String] = [],
+            endpointResolver: EndpointResolver? = nil,
             remoteUUID: String,
             direction: Direction,
             continuous: Bool = false,
@@ -93,7 +108,7 @@ public actor ActiveReplicator {
             collections: [EdgeStore.CollectionName] = [.default]
         ) {
             self.remoteURL = remoteURL
-            self.fallbackURLs = fallbackURLs
+            self.endpointResolver = endpointResolver
             self.remoteUUID = remoteUUID
             self.direction = direction
             self.continuous = continuous
@@ -185,19 +200,20 @@ public actor ActiveReplicator {
     private func connectAndReplicate() async throws {
         do {
             currentStatus.activity = .connecting
-            let dialers = try ([configuration.remoteURL] + configuration.fallbackURLs).map { url in
-                UpstreamDialer(
-                    target: try UpstreamTarget(url: Self.syncURL(for: url)),
-                    options: .init(
-                        subprotocols: ReplicationSubprotocol.clientOffer.split(separator: ",").map(String.init),
-                        headers: [("User-Agent", Self.userAgent)] + configuration.authentication.upgradeHeaders,
-                        tls: configuration.tls,
-                        heartbeat: configuration.heartbeat
-                    ),
-                    logger: logger
-                )
-            }
-            try await dialFirstReachable(dialers) { session in
+            let endpoint =
+                try await configuration.endpointResolver?()
+                ?? Endpoint(remoteURL: configuration.remoteURL, tls: configuration.tls)
+            let dialer = UpstreamDialer(
+                target: try UpstreamTarget(url: Self.syncURL(for: endpoint.remoteURL)),
+                options: .init(
+                    subprotocols: ReplicationSubprotocol.clientOffer.split(separator: ",").map(String.init),
+                    headers: [("User-Agent", Self.userAgent)] + configuration.authentication.upgradeHeaders,
+                    tls: endpoint.tls,
+                    heartbeat: configuration.heartbeat
+                ),
+                logger: logger
+            )
+            try await dialer.run { session in
                 let connection = try BLIPConnection(subprotocol: session.subprotocol, logger: self.logger)
                 await self.connectionOpened()
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -234,22 +250,6 @@ public actor ActiveReplicator {
             currentStatus.activity = .stopped
             currentStatus.lastError = "\(error)"
             throw error
-        }
-    }
-
-    /// Runs `body` over the first address that answers; an address that cannot be reached at all moves on to
-    /// the next, any other failure (a refusal, a certificate mismatch) is the upstream's answer and ends here.
-    private func dialFirstReachable(
-        _ dialers: [UpstreamDialer],
-        _ body: @escaping @Sendable (UpstreamDialer.Session) async throws -> Void
-    ) async throws {
-        for (index, dialer) in dialers.enumerated() {
-            do {
-                try await dialer.run(body)
-                return
-            } catch UpstreamDialError.unreachable(let target, let reason) where index < dialers.count - 1 {
-                logger.info("upstream address unreachable; trying the next", metadata: ["target": "\(target)", "reason": "\(reason)"])
-            }
         }
     }
 

@@ -155,6 +155,55 @@ struct PairedUpstreamTests {
         #expect(try await b.health().contains(#""status":"down""#))
     }
 
+    @Test("pair resolve prints A's endpoint and writes the certificate it verified; unreachable or forged: exit 1")
+    func resolveCommand() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let listenerPort = try freeLoopbackPort()
+        let a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
+        let pair = try await a.run(["pair", "--format", "text", "--address", "127.0.0.1"])
+        #expect(pair.status == 0, "\(pair.standardError)")
+        let payload = try #require(pair.standardOutput.split(separator: "\n").first.map(String.init))
+        let fingerprint = try await PairingCommandTests.showSHA256(config: a.config)
+
+        let down = try await EdgeGatewayBinary.run(["pair", "resolve", payload, "--timeout", "2"])
+        #expect(down.status == 1)
+        #expect(down.standardOutput.isEmpty)
+        #expect(down.standardError.contains("unreachable at every address"), "\(down.standardError)")
+        #expect(down.standardError.contains("127.0.0.1:\(listenerPort)"), "\(down.standardError)")
+
+        let nodeA = try await a.serve()
+        defer { Self.stop(nodeA) }
+        let der = root.appendingPathComponent("verified.der")
+        let resolved = try await EdgeGatewayBinary.run(["pair", "resolve", payload, "--der", der.path, "--json"])
+        #expect(resolved.status == 0, "\(resolved.standardError)")
+        let json = try JSONSerialization.jsonObject(with: Data(resolved.standardOutput.utf8)) as? [String: String]
+        #expect(json?["endpoint"] == "wss://127.0.0.1:\(listenerPort)/inventory")
+        #expect(json?["sha256"] == fingerprint)
+        let exported = root.appendingPathComponent("exported.der")
+        #expect(try await a.run(["cert", "export", "--der", "--output", exported.path]).status == 0)
+        #expect(try Data(contentsOf: der) == Data(contentsOf: exported))
+
+        let pem = root.appendingPathComponent("verified.pem")
+        let plain = try await EdgeGatewayBinary.run(["pair", "resolve", payload, "--pem", pem.path])
+        #expect(plain.standardOutput == "wss://127.0.0.1:\(listenerPort)/inventory\n")
+        let exportedPEM = try await a.run(["cert", "export", "--pem"])
+        #expect(try String(contentsOf: pem, encoding: .utf8) == exportedPEM.standardOutput)
+
+        let forgedDigest = PairingCommandTests.base64URL(colonHex: Array(repeating: "AB", count: 32).joined(separator: ":"))
+        let forged = payload.replacingOccurrences(
+            of: "s256=\(try #require(PairingCommandTests.sha256Parameter(payload)))", with: "s256=\(forgedDigest)")
+        let refused = try await EdgeGatewayBinary.run(["pair", "resolve", forged, "--der", root.appendingPathComponent("no.der").path])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains(fingerprint), "\(refused.standardError)")
+        #expect(refused.standardError.contains("pair again"))
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("no.der").path))
+
+        let unknown = try await EdgeGatewayBinary.run(["pair", "resolve", payload + "&x=1"])
+        #expect(unknown.status == 1)
+        #expect(unknown.standardError.contains("unknown parameter 'x'"))
+    }
+
     @Test("trust add host:port pins what A presents (trust on first use); trust-store upstreams are held to it")
     func trustOnFirstUse() async throws {
         let root = try temporaryDirectory()

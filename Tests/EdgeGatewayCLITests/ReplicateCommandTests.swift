@@ -71,4 +71,37 @@ struct ReplicateCommandTests {
             refused.standardError.contains("store.returns is not a collection of database 'inventory'"),
             "\(refused.standardError)")
     }
+
+    @Test("replicate --pairing finds the hub through the kit past an unreachable address; a forged digest exits 1")
+    func pushThroughPairing() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let listenerPort = try freeLoopbackPort()
+        let hub = try PairedUpstreamTests.listenerNode(directory: root.appendingPathComponent("hub"), port: listenerPort)
+        // 127.0.0.2 is loopback too, but the listener is bound to 127.0.0.1 only: that address refuses.
+        let pair = try await hub.run(["pair", "--format", "text", "--address", "127.0.0.2"])
+        let unreachableFirst = try #require(pair.standardOutput.split(separator: "\n").first.map(String.init))
+            .replacingOccurrences(of: "a=127.0.0.2&", with: "a=127.0.0.2,127.0.0.1&")
+        let client = ["--data-dir", root.appendingPathComponent("client").path]
+        #expect(try await EdgeGatewayBinary.run(["docs", "put", "paired", #"{"ok": true}"#] + client).status == 0)
+        let server = try await hub.serve()
+        defer { PairedUpstreamTests.stop(server) }
+
+        let replicate = try await EdgeGatewayBinary.run(["replicate", "--pairing", unreachableFirst, "--push"] + client)
+        #expect(replicate.status == 0, "\(replicate.standardError)")
+        #expect(replicate.standardOutput.split(separator: "\n").last == "stopped 1/1")
+        #expect(try await hub.run(["docs", "get", "paired"]).status == 0)
+
+        let sha256 = try #require(PairingCommandTests.sha256Parameter(unreachableFirst))
+        let forged = unreachableFirst.replacingOccurrences(
+            of: "s256=\(sha256)",
+            with: "s256=" + PairingCommandTests.base64URL(colonHex: Array(repeating: "AB", count: 32).joined(separator: ":")))
+        let refused = try await EdgeGatewayBinary.run(["replicate", "--pairing", forged, "--push"] + client)
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("pair again"), "\(refused.standardError)")
+        let pinned = try await EdgeGatewayBinary.run(
+            ["replicate", "--pairing", unreachableFirst, "--self-signed-only", "--push"] + client)
+        #expect(pinned.status != 0)
+        #expect(pinned.standardError.contains("--pairing pins the certificate"), "\(pinned.standardError)")
+    }
 }

@@ -3,6 +3,7 @@ import EdgeGatewayTestSupport
 import EdgeIdentity
 import EdgeStore
 import Foundation
+import Synchronization
 import Testing
 import UpstreamDialer
 import UpstreamStandIns
@@ -10,7 +11,7 @@ import UpstreamStandIns
 @testable import EdgeReplication
 
 /// How the active replicator reaches an upstream: TLS under each server trust mode, every kind of credentials,
-/// refusals classified as Couchbase Lite classifies them, address fallback and the heartbeat. Every test runs
+/// refusals classified as Couchbase Lite classifies them, endpoint resolvers and the heartbeat. Every test runs
 /// over real loopback sockets against the project's own listener, or a scripted server where the listener
 /// cannot misbehave as needed.
 @Suite("Active replicator transport: trust, credentials, refusals, heartbeat")
@@ -180,21 +181,33 @@ struct UpstreamTransportTests {
         #expect(error?.isTransient == true)
     }
 
-    @Test("addresses are tried in order: an unreachable first address falls through to the next")
-    func fallbackAddresses() async throws {
+    @Test("an endpoint resolver is asked before each connection, overrides the URL, and its error ends the run")
+    func endpointResolver() async throws {
+        struct NoEndpoint: Error {}
         try await withClosedLoopbackPort { closedPort in
             try await TestGateway.run { gateway in
                 try await LocalDatabase.run { local in
                     try await saveDocuments(3, prefix: "t", in: local.database)
+                    let calls = Mutex(0)
                     let replicator = ActiveReplicator(
                         database: local.database,
                         configuration: .init(
                             remoteURL: "ws://127.0.0.1:\(closedPort)/\(TestGateway.databaseName)",
-                            fallbackURLs: ["ws://127.0.0.1:\(gateway.port)/\(TestGateway.databaseName)"],
-                            remoteUUID: "fallback", direction: .push),
+                            endpointResolver: {
+                                let call = calls.withLock { count in
+                                    count += 1
+                                    return count
+                                }
+                                guard call == 1 else { throw NoEndpoint() }
+                                return .init(
+                                    remoteURL: "ws://127.0.0.1:\(gateway.port)/\(TestGateway.databaseName)", tls: nil)
+                            },
+                            remoteUUID: "resolved", direction: .push),
                         logger: testLogger)
                     try await replicator.run()
                     #expect(await replicator.status().completed == 3)
+                    await #expect(throws: NoEndpoint.self) { try await replicator.run() }
+                    #expect(calls.withLock { $0 } == 2)
                 }
             }
         }

@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeGatewayPairingKit
 import EdgeReplication
 import UpstreamDialer
 
@@ -30,6 +31,8 @@ struct UpstreamRetryPolicy {
     func isTransient(_ error: any Error) -> Bool {
         switch error {
         case let error as UpstreamDialError:
+            return error.isTransient
+        case let error as PairingResolutionError:
             return error.isTransient
         case ActiveReplicatorError.invalidRemoteURL:
             return false

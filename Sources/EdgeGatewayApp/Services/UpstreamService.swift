@@ -35,7 +35,10 @@ final class UpstreamService: Service, HealthReporting {
             database: database,
             configuration: .init(
                 remoteURL: settings.url.absoluteString,
-                fallbackURLs: settings.alternateURLs.map(\.absoluteString),
+                endpointResolver: try settings.pairing.map { payload in
+                    ActiveReplicator.pairedEndpointResolver(
+                        payload, clientIdentity: try Self.clientIdentity(settings), logger: logger)
+                },
                 remoteUUID: remoteUUID,
                 direction: ActiveReplicator.Direction(settings.direction),
                 continuous: settings.continuous,
@@ -146,17 +149,19 @@ final class UpstreamService: Service, HealthReporting {
             }
             policy = pinned
         }
-        var clientIdentity: TLSIdentity?
+        return try policy.clientTLSConfiguration(clientIdentity: try clientIdentity(settings))
+    }
+
+    /// The client certificate presented to the upstream, if its authentication uses one.
+    static func clientIdentity(_ settings: UpstreamSettings) throws -> TLSIdentity? {
         switch settings.authentication {
         case .clientCertificate(let certificate, let privateKey):
-            clientIdentity = try TLSIdentity.loadRequiringPrivateKeyFile(
-                certificatePEMFile: certificate, keyPEMFile: privateKey)
+            try TLSIdentity.loadRequiringPrivateKeyFile(certificatePEMFile: certificate, keyPEMFile: privateKey)
         case .clientPKCS12(let path, let password):
-            clientIdentity = try TLSIdentity.loadRequiringPrivateKeyFile(pkcs12File: path, password: password.value)
+            try TLSIdentity.loadRequiringPrivateKeyFile(pkcs12File: path, password: password.value)
         case .none, .basic, .session:
-            break
+            nil
         }
-        return try policy.clientTLSConfiguration(clientIdentity: clientIdentity)
     }
 }
 

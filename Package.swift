@@ -423,6 +423,7 @@ let package = Package(
             name: "EdgeGatewayAppTests",
             dependencies: [
                 "EdgeGatewayApp",
+                "EdgeCredentials",
                 "EdgePairing",
                 "EdgeStore",
                 "EdgeGatewayTestSupport",

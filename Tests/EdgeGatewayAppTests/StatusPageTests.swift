@@ -147,7 +147,7 @@ struct StatusPageTests {
             let before = try await Self.live(hubClient)
             #expect(before.contains(#"data-figure="listener.lan.open">0<"#))
             #expect(before.contains(#"data-figure="listener.lan.total">0<"#))
-            #expect(before.contains(#"<span class="detail" data-detail="lastSequence">lastSequence <b>2</b></span>"#))
+            #expect(before.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>2</b></span>"#))
 
             let edgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: edgeDirectory) }
@@ -188,7 +188,7 @@ struct StatusPageTests {
                 #expect(during.contains(#"<td data-label="Database">inventory</td>"#))
                 #expect(during.contains(#"<td data-label="Pushed" class="number">5</td>"#))
                 #expect(during.contains(#"<td data-label="Pulled" class="number">2</td>"#))
-                #expect(during.contains(#"<span class="detail" data-detail="lastSequence">lastSequence <b>7</b></span>"#))
+                #expect(during.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>7</b></span>"#))
                 #expect(!during.contains(Self.hostileUser))
                 #expect(!during.contains(Self.password))
 
@@ -248,6 +248,9 @@ struct StatusPageTests {
         #expect(StatusPageSnapshot.duration(seconds: 4 * 60 + 10) == "4 min 10 s")
         #expect(StatusPageSnapshot.duration(seconds: 2 * 3600 + 5 * 60 + 9) == "2 h 5 min")
         #expect(StatusPageSnapshot.duration(seconds: 3 * 86_400 + 4 * 3600) == "3 d 4 h")
+        #expect(StatusPageSnapshot.words("lastSequence") == "last sequence")
+        #expect(StatusPageSnapshot.words("remoteUUID") == "remote UUID")
+        #expect(StatusPageSnapshot.words("tls") == "tls")
         #expect(StatusPageSnapshot.clockTime(Date(timeIntervalSince1970: 0)) == "1970-01-01 00:00:00 UTC")
     }
 

@@ -28,6 +28,7 @@ enum StatusPageAssets {
         }
         .brand { font-weight: 700; letter-spacing: .03em; }
         body.stale .bar { background: var(--down); color: #fff; }
+        body.stale main { opacity: .55; filter: grayscale(1); }
         main { max-width: 64rem; margin: 0 auto; padding: 1rem; }
         h1 { font-size: 1.6rem; margin: 0; overflow-wrap: anywhere; }
         h2 { font-size: 1.15rem; margin: 1.75rem 0 .75rem; }
@@ -77,10 +78,10 @@ enum StatusPageAssets {
         .qr { margin: 0; padding: 1rem; display: flex; flex-direction: column; align-items: center; }
         .qr-code { width: 100%; max-width: 19rem; background: #fff; line-height: 0; }
         .qr-code svg { display: block; width: 100%; height: auto; }
-        .qr figcaption { width: 100%; margin-top: .75rem; }
+        .qr figcaption { width: 100%; margin-top: .75rem; overflow-wrap: anywhere; }
         .payload {
           display: block; margin: .5rem 0; padding: .5rem; border-radius: .25rem; background: var(--bg);
-          font-size: .8rem; user-select: all;
+          font-size: .8rem; word-break: break-all; user-select: all;
         }
         .muted, .hint { color: var(--muted); font-size: .9rem; }
         .empty { color: var(--muted); margin: .25rem 0; }

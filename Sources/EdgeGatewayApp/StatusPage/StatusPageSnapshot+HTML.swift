@@ -64,7 +64,7 @@ extension StatusPageSnapshot {
             let details = component.details.sorted { $0.key < $1.key }.compactMap { key, value -> HTML? in
                 // Per-database connection counts are in the listener's card; absent values say nothing.
                 guard !key.contains("."), let text = Self.text(of: value) else { return nil }
-                return "<span class=\"detail\" data-detail=\"\(key)\">\(key) <b>\(text)</b></span>"
+                return "<span class=\"detail\" data-detail=\"\(key)\">\(Self.words(key)) <b>\(text)</b></span>"
             }
             let reason: HTML = component.reason.map { reason -> HTML in "<span class=\"reason\">\(reason)</span>" } ?? ""
             return """
@@ -185,7 +185,7 @@ extension StatusPageSnapshot {
                 <div class="qr-code" role="img" aria-label="QR code pairing database \(entry.database)">\(image)</div>
                 <figcaption><strong>\(entry.database)</strong> on listener \(entry.listener)
                 <code class="payload">\(entry.payload)</code>
-                <span class="muted">Certificate SHA-256 \(entry.sha256)</span></figcaption>
+                <span class="muted">Certificate SHA-256 <code>\(entry.sha256)</code></span></figcaption>
                 </figure>
                 """
         }
@@ -229,6 +229,19 @@ extension StatusPageSnapshot {
         case .boolean(let flag): flag ? "yes" : "no"
         case .none: nil
         }
+    }
+
+    /// A health detail's key as words: `lastSequence` reads "last sequence", `remoteUUID` "remote UUID".
+    static func words(_ key: String) -> String {
+        var words = ""
+        let characters = Array(key)
+        for (index, character) in characters.enumerated() {
+            let startsWord = character.isUppercase && index > 0 && characters[index - 1].isLowercase
+            let beginsLowercaseWord = index + 1 < characters.count && characters[index + 1].isLowercase
+            if startsWord { words.append(" ") }
+            words.append(startsWord && beginsLowercaseWord ? Character(character.lowercased()) : character)
+        }
+        return words
     }
 
     /// `2026-11-24 21:30:05 UTC`: the page may be read from another time zone than the gateway's.

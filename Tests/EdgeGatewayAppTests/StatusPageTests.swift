@@ -190,6 +190,18 @@ struct StatusPageTests {
                 #expect(during.contains(#"<td data-label="Pulled" class="number">2</td>"#))
                 #expect(during.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>7</b></span>"#))
                 #expect(!during.contains(Self.hostileUser))
+                // The ops API reports the same connection, as JSON.
+                let listeners = try await hubClient.execute(uri: "/listeners", method: .get) { response in
+                    try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
+                }
+                let connection = try #require((listeners.first?["connections"] as? [[String: Any]])?.first)
+                #expect(connection["user"] as? String == Self.hostileUser)
+                #expect(connection["database"] as? String == "inventory")
+                #expect((connection["peer"] as? String)?.hasPrefix("127.0.0.1:") == true)
+                #expect(connection["documentsPushed"] as? Int == 5)
+                #expect(connection["documentsPulled"] as? Int == 2)
+                #expect(connection["since"] is String)
+                #expect(listeners.first?["documentsPushed"] as? Int == 5)
                 #expect(!during.contains(Self.password))
 
                 let upstream = try await Self.waitForLive(edgeClient) {

@@ -186,6 +186,8 @@ struct StatusPageTests {
                 #expect(during.contains(#"<td data-label="Device"><code>127.0.0.1:"#))
                 #expect(during.contains(#"<td data-label="User">&lt;i&gt;eve&amp;co&#39;s&lt;/i&gt;</td>"#))
                 #expect(during.contains(#"<td data-label="Database">inventory</td>"#))
+                #expect(during.contains(#"<td data-label="Since"><time datetime=""#))
+                #expect(during.contains(#" s ago)</span></td>"#))
                 #expect(during.contains(#"<td data-label="Pushed" class="number">5</td>"#))
                 #expect(during.contains(#"<td data-label="Pulled" class="number">2</td>"#))
                 #expect(during.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>7</b></span>"#))
@@ -245,6 +247,10 @@ struct StatusPageTests {
                     #expect(live.contains(#"data-component="upstream/hub"><span class="state state-degraded">"#))
                     #expect(live.contains(#"data-figure="health">degraded<"#))
                     #expect(live.contains("<dt>Last success</dt><dd>not yet</dd>"))
+                    let offline = try await Self.waitForLive(client) {
+                        $0.contains(#"data-figure="upstream.hub.activity">offline<"#)
+                    }
+                    #expect(offline.contains(#"<span class="reason">retrying after attempt"#))
                 }
             }
         }

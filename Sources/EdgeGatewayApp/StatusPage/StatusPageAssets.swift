@@ -83,7 +83,7 @@ enum StatusPageAssets {
           display: block; margin: .5rem 0; padding: .5rem; border-radius: .25rem; background: var(--bg);
           font-size: .8rem; word-break: break-all; user-select: all;
         }
-        .muted, .hint { color: var(--muted); font-size: .9rem; }
+        .muted, .hint, .ago { color: var(--muted); font-size: .9rem; }
         .empty { color: var(--muted); margin: .25rem 0; }
         .error, .warn { color: var(--down); }
         progress { width: 8rem; vertical-align: middle; }

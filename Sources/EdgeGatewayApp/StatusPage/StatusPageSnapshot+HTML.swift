@@ -61,9 +61,11 @@ extension StatusPageSnapshot {
 
     private var healthSection: HTML {
         let rows = health.components.map { component -> HTML in
+            // Listeners and upstreams have cards of their own below; repeating their figures here would bury the
+            // store's and discovery's few.
+            let hasCard = component.kind == .listener || component.kind == .upstream
             let details = component.details.sorted { $0.key < $1.key }.compactMap { key, value -> HTML? in
-                // Per-database connection counts are in the listener's card; absent values say nothing.
-                guard !key.contains("."), let text = Self.text(of: value) else { return nil }
+                guard !hasCard, let text = Self.text(of: value) else { return nil }
                 return "<span class=\"detail\" data-detail=\"\(key)\">\(Self.words(key)) <b>\(text)</b></span>"
             }
             let reason: HTML = component.reason.map { reason -> HTML in "<span class=\"reason\">\(reason)</span>" } ?? ""
@@ -88,12 +90,12 @@ extension StatusPageSnapshot {
         }
         return """
             <section class="listeners"><h2>Listeners</h2>
-            \(listeners.map(Self.card(for:)))
+            \(listeners.map { Self.card(for: $0, at: takenAt) })
             </section>
             """
     }
 
-    private static func card(for listener: Listener) -> HTML {
+    private static func card(for listener: Listener, at now: Date) -> HTML {
         let status = listener.status
         let name = status.name
         let urls: HTML =
@@ -108,7 +110,7 @@ extension StatusPageSnapshot {
             <tr><td data-label="Device"><code>\(connection.peer)</code></td>\
             <td data-label="User">\(connection.user ?? "—")</td>\
             <td data-label="Database">\(connection.database)</td>\
-            <td data-label="Since">\(timestamp(connection.since))</td>\
+            <td data-label="Since">\(timestamp(connection.since, now: now))</td>\
             <td data-label="Pushed" class="number">\(connection.documentsPushed)</td>\
             <td data-label="Pulled" class="number">\(connection.documentsPulled)</td></tr>
             """
@@ -159,7 +161,7 @@ extension StatusPageSnapshot {
                 <dt>Remote UUID</dt><dd><code>\(upstream.remoteUUID)</code></dd>
                 <dt>Progress</dt><dd>\(progress)<b data-figure="upstream.\(upstream.name).completed">\(upstream.completed)\
                 </b> of \(upstream.total) revisions</dd>
-                <dt>Last success</dt><dd>\(upstream.lastSuccess.map { Self.timestamp($0) } ?? "not yet")</dd>
+                <dt>Last success</dt><dd>\(upstream.lastSuccess.map { Self.timestamp($0, now: takenAt) } ?? "not yet")</dd>
                 <dt>Last error</dt><dd>\(error)</dd>
                 </dl>
                 </article>
@@ -249,8 +251,10 @@ extension StatusPageSnapshot {
         date.ISO8601Format().replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
     }
 
-    private static func timestamp(_ date: Date) -> HTML {
-        "<time datetime=\"\(date.ISO8601Format())\">\(clockTime(date))</time>"
+    /// The time, and how long ago it was as of `now`: what a person wants to know at a glance.
+    private static func timestamp(_ date: Date, now: Date) -> HTML {
+        let ago = duration(seconds: max(0, Int(now.timeIntervalSince(date))))
+        return "<time datetime=\"\(date.ISO8601Format())\">\(clockTime(date))</time> <span class=\"ago\">(\(ago) ago)</span>"
     }
 
     /// `3 d 4 h`, `2 h 5 min`, `4 min 10 s`, `12 s`: the two largest units are enough to read at a glance.

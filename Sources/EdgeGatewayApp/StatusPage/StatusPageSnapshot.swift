@@ -47,12 +47,19 @@ extension StatusPageSnapshot {
                     authentication: describe(listener.settings.authentication),
                     maxConnections: listener.settings.maxConnections))
         }
+        let health = await monitor.report()
         var upstreamReports: [StatusController.UpstreamReport] = []
         for upstream in upstreams {
-            upstreamReports.append(await StatusController.report(upstream))
+            var report = await StatusController.report(upstream)
+            // Between attempts the replicator is stopped, but the upstream is not: its health says "offline".
+            let component = health.components.first { $0.kind == .upstream && $0.name == report.name }
+            if case .string(let activity)? = component?.details["activity"] {
+                report.activity = activity
+            }
+            upstreamReports.append(report)
         }
         return StatusPageSnapshot(
-            health: await monitor.report(),
+            health: health,
             nodeID: nodeID,
             listeners: listenerViews,
             upstreams: upstreamReports,

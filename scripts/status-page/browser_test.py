@@ -144,7 +144,9 @@ class DevTools:
         self.call("Page.enable")
         self.call("Runtime.enable")
         self.call("Page.navigate", {"url": url})
-        wait_until("the page to load", lambda: self.evaluate("document.readyState") == "complete")
+        # Until the navigation commits, the evaluation may still run in about:blank, which is "complete" too.
+        wait_until("the page to load", lambda: self.evaluate(
+            f"document.readyState === 'complete' && location.href === {json.dumps(url)}"))
 
     def evaluate(self, expression):
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
@@ -280,8 +282,8 @@ name = "inventory"
             raise Failure(f"the page shows payloads {before['payloads']}, the gateway serves {payload!r}")
         if before["qrWidth"] < 260:
             raise Failure(f"the QR code is {before['qrWidth']} CSS px wide on a phone; at least 260 are needed")
-        # The refresh script has run once it says so; until then the bar says the page is a snapshot.
-        wait_until("the page's script to refresh it", lambda: browser.evaluate(FIGURES)["refresh"].startswith("Live"))
+        # The script announces itself in the bar; without it the bar says the page is a snapshot.
+        wait_until("the page's script to start", lambda: browser.evaluate(FIGURES)["refresh"].startswith("Live"))
 
         replication = subprocess.Popen(
             [gateway, "replicate", "--config", device_config, "--db", "inventory", "--pairing", payload,

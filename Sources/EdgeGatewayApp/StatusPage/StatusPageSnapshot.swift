@@ -77,9 +77,8 @@ extension StatusPageSnapshot {
             address.family == .ipv6 ? "[\(address.description)]" : address.description
         }
         return hosts.flatMap { host in
-            settings.databases.map { database in
-                "\(scheme)://\(host):\(port)/\(database.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? database)"
-            }
+            // Database names are letters, digits, '-' and '_': nothing to percent-encode.
+            settings.databases.map { database in "\(scheme)://\(host):\(port)/\(database)" }
         }
     }
 

@@ -147,6 +147,9 @@ struct StatusPageTests {
             let before = try await Self.live(hubClient)
             #expect(before.contains(#"data-figure="listener.lan.open">0<"#))
             #expect(before.contains(#"data-figure="listener.lan.total">0<"#))
+            #expect(before.contains("No TLS listener is serving, so there is nothing to pair with."))
+            #expect(before.contains("Listener lan has TLS off: there is no certificate to pair with."))
+            #expect(before.contains(#"<span class="warn">off: plain ws://, unencrypted</span>"#))
             #expect(before.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>2</b></span>"#))
 
             let edgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-\(UUID().uuidString)")

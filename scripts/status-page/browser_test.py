@@ -348,7 +348,10 @@ name = "inventory"
             replication.kill()
             replication.wait()
         if browser:
-            browser.close()
+            try:
+                browser.close()
+            except Exception as error:  # the gateway must be stopped whatever happened to the browser
+                print(f"closing Chromium: {error}", file=sys.stderr)
             log = os.path.join(work, "chromium-profile", "chromium.log")
             if os.path.exists(log):
                 shutil.copy(log, os.path.join(artifacts, "status-page-chromium.log"))

@@ -477,6 +477,7 @@ let package = Package(
             name: "EdgeGatewayAppTests",
             dependencies: [
                 "EdgeGatewayApp",
+                "EdgeCredentials",
                 "EdgePairing",
                 "EdgeStore",
                 "EdgeGatewayTestSupport",

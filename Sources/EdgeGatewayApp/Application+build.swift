@@ -46,6 +46,9 @@ public func buildApplication(
         listeners: listeners, nodeName: configuration.node.name, nodeID: nodeID, logger: logger)
     PairingController(pairing: pairing).addRoutes(to: router)
     StatusController(listeners: listeners, upstreams: upstreams).addRoutes(to: router)
+    StatusPageController(
+        monitor: monitor, nodeID: nodeID, listeners: listeners, upstreams: upstreams, pairing: pairing
+    ).addRoutes(to: router)
     let advertisedListeners = listeners.filter { $0.settings.serviceDiscovery != nil }
     let discovery =
         advertisedListeners.isEmpty ? nil : DiscoveryService(listeners: advertisedListeners, nodeID: nodeID, logger: logger)

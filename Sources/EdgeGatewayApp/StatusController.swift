@@ -15,12 +15,23 @@ struct StatusController: Sendable {
             var totalConnections: Int
             var activeConnections: Int
         }
+        struct ConnectionReport: Encodable {
+            var peer: String
+            var user: String?
+            var database: String
+            var since: Date
+            var documentsPushed: Int
+            var documentsPulled: Int
+        }
         var name: String
         var state: String
         var port: Int?
         var totalConnections: Int
         var activeConnections: Int
         var databases: [DatabaseReport]
+        var connections: [ConnectionReport]
+        var documentsPushed: Int
+        var documentsPulled: Int
     }
 
     struct UpstreamReport: Encodable {
@@ -112,7 +123,13 @@ struct StatusController: Sendable {
             activeConnections: status.activeConnections,
             databases: status.databases.map {
                 .init(name: $0.name, totalConnections: $0.totalConnections, activeConnections: $0.activeConnections)
-            })
+            },
+            connections: status.connections.map {
+                .init(
+                    peer: $0.peer, user: $0.user, database: $0.database, since: $0.since,
+                    documentsPushed: $0.documentsPushed, documentsPulled: $0.documentsPulled)
+            },
+            documentsPushed: status.documentsPushed, documentsPulled: status.documentsPulled)
     }
 
     static func report(_ upstream: UpstreamService) async -> UpstreamReport {

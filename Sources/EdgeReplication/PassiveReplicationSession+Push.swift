@@ -99,6 +99,7 @@ extension PassiveReplicationSession {
         if case .failed(let error) = try await storeCall({ try await inserter.insert(revision) }) {
             throw error.errorReply.blipError
         }
+        counters.countPushed()
         return request.reply()
     }
 

@@ -49,7 +49,10 @@ extension PassiveReplicationSession {
     nonisolated func finishRevision(
         _ sent: SentRevision, _ outcome: Result<BLIPMessage, BLIPErrorReply>, capabilities: ReceiverCapabilities
     ) async throws {
-        guard case .failure(var refusal) = outcome else { return }
+        guard case .failure(var refusal) = outcome else {
+            counters.countPulled()
+            return
+        }
         let reply = ErrorReply(domain: ErrorDomain(rawValue: refusal.domain), code: refusal.code)
         if sent.request.deltaSource != nil, reply.asksForFullRevision {
             var request = sent.request
@@ -58,6 +61,7 @@ extension PassiveReplicationSession {
                 sent.storedBody, generation: request.revisionID.generation, capabilities: capabilities)
             do {
                 _ = try await connection.sendRequest(.request(request))
+                counters.countPulled()
                 return
             } catch let error as BLIPErrorReply {
                 refusal = error

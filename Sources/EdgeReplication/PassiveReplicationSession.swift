@@ -58,6 +58,8 @@ public actor PassiveReplicationSession {
     let database: DocumentDatabase
     let configuration: Configuration
     let logger: Logger
+    /// What this connection has moved so far, for status reports.
+    public let counters: ReplicationCounters
     var mode = Mode.undecided
     var keyspaceStates: [Int: KeyspaceState] = [:]
     /// Keyspaces that pushed revisions were addressed to, each with the inserter that stores them several per
@@ -69,11 +71,13 @@ public actor PassiveReplicationSession {
         connection: BLIPConnection,
         database: DocumentDatabase,
         configuration: Configuration = Configuration(),
+        counters: ReplicationCounters = ReplicationCounters(),
         logger: Logger
     ) {
         self.connection = connection
         self.database = database
         self.configuration = configuration
+        self.counters = counters
         var logger = logger
         logger[metadataKey: "db"] = .string(database.name)
         self.logger = logger

@@ -1,3 +1,6 @@
+import EdgeReplication
+import Foundation
+
 /// A snapshot of one listener for health reports and the ops API.
 public struct ListenerStatus: Sendable, Equatable {
     public enum State: Sendable, Equatable {
@@ -16,6 +19,21 @@ public struct ListenerStatus: Sendable, Equatable {
         public var activeConnections: Int
     }
 
+    /// One open replication connection. It names the user but carries no credential.
+    public struct Connection: Sendable, Equatable {
+        /// The client's address and port as this side sees them (`[…]` around IPv6).
+        public var peer: String
+        /// The authenticated user; nil when the listener has no users (`auth = "none"` or client certificates).
+        public var user: String?
+        public var database: String
+        /// When the upgrade was accepted.
+        public var since: Date
+        /// Revisions the client pushed and this side stored.
+        public var documentsPushed: Int
+        /// Revisions the client pulled and acknowledged.
+        public var documentsPulled: Int
+    }
+
     public var name: String
     public var state: State
     /// The TCP port actually bound (useful with `port = 0`); `nil` until the server runs.
@@ -24,12 +42,31 @@ public struct ListenerStatus: Sendable, Equatable {
     public var activeConnections: Int
     /// One entry per served database, in configuration order.
     public var databases: [DatabaseCounts]
+    /// Open connections, oldest first.
+    public var connections: [Connection] = []
+    /// Revisions pushed by clients since start, over open and closed connections.
+    public var documentsPushed = 0
+    /// Revisions pulled by clients since start, over open and closed connections.
+    public var documentsPulled = 0
+}
+
+/// Who holds an accepted connection, recorded when its upgrade is accepted.
+struct ConnectionRecord: Sendable {
+    var peer: String
+    var user: String?
+    var database: String
+    var since: Date
+    var counters: ReplicationCounters
 }
 
 /// The listener's mutable state, shared between its HTTP handlers and its status readers.
 actor ListenerState {
     private var status: ListenerStatus
     private var portWaiters: [CheckedContinuation<Int?, Never>] = []
+    private var openConnections: [Int: ConnectionRecord] = [:]
+    private var nextConnectionID = 0
+    /// Every connection's counters add up here.
+    let totals = ReplicationCounters()
 
     init(name: String, databases: [String]) {
         status = ListenerStatus(
@@ -37,7 +74,17 @@ actor ListenerState {
             databases: databases.map { .init(name: $0, totalConnections: 0, activeConnections: 0) })
     }
 
-    var snapshot: ListenerStatus { status }
+    var snapshot: ListenerStatus {
+        var snapshot = status
+        snapshot.connections = openConnections.sorted { $0.key < $1.key }.map { _, record in
+            ListenerStatus.Connection(
+                peer: record.peer, user: record.user, database: record.database, since: record.since,
+                documentsPushed: record.counters.documentsPushed, documentsPulled: record.counters.documentsPulled)
+        }
+        snapshot.documentsPushed = totals.documentsPushed
+        snapshot.documentsPulled = totals.documentsPulled
+        return snapshot
+    }
 
     var activeConnections: Int { status.activeConnections }
 
@@ -62,23 +109,28 @@ actor ListenerState {
         }
     }
 
-    /// Takes one of `limit` connection slots for an accepted upgrade; false when all are taken. Checking and
-    /// taking in one actor call keeps simultaneous handshakes from exceeding the limit.
-    func reserveConnection(database: String, limit: Int) -> Bool {
-        guard status.activeConnections < limit else { return false }
+    /// Takes one of `limit` connection slots for an accepted upgrade; nil when all are taken, else the ID to
+    /// release it with. Checking and taking in one actor call keeps simultaneous handshakes from exceeding the
+    /// limit.
+    func reserveConnection(_ record: ConnectionRecord, limit: Int) -> Int? {
+        guard status.activeConnections < limit else { return nil }
         status.totalConnections += 1
         status.activeConnections += 1
-        if let index = status.databases.firstIndex(where: { $0.name == database }) {
+        if let index = status.databases.firstIndex(where: { $0.name == record.database }) {
             status.databases[index].totalConnections += 1
             status.databases[index].activeConnections += 1
         }
-        return true
+        let id = nextConnectionID
+        nextConnectionID += 1
+        openConnections[id] = record
+        return id
     }
 
     /// Frees the slot `reserveConnection` took, once the connection has closed.
-    func releaseConnection(database: String) {
+    func releaseConnection(id: Int) {
+        guard let record = openConnections.removeValue(forKey: id) else { return }
         status.activeConnections -= 1
-        if let index = status.databases.firstIndex(where: { $0.name == database }) {
+        if let index = status.databases.firstIndex(where: { $0.name == record.database }) {
             status.databases[index].activeConnections -= 1
         }
     }

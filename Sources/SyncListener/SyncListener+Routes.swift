@@ -31,6 +31,8 @@ extension SyncListener {
     struct AcceptedSync: Sendable {
         var database: DocumentDatabase
         var subprotocol: ReplicationSubprotocol
+        /// What the connection's session counts, adding up into the listener's totals.
+        var counters: ReplicationCounters
     }
 
     /// The one check behind both the upgrade and the HTTP route: the upgrade goes ahead only for requests that
@@ -55,7 +57,8 @@ extension SyncListener {
         guard let subprotocol = ReplicationSubprotocol.select(offered: offered) else {
             throw Refusal(status: .forbidden, message: ReplicationSubprotocol.mismatchMessage())
         }
-        return AcceptedSync(database: database, subprotocol: subprotocol)
+        return AcceptedSync(
+            database: database, subprotocol: subprotocol, counters: ReplicationCounters(aggregatingInto: state.totals))
     }
 
     static func isWebSocketUpgrade(_ headers: HTTPFields) -> Bool {

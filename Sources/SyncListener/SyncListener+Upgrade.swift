@@ -16,13 +16,15 @@ extension SyncListener {
         guard let databaseName = Self.replicationDatabaseName(requestTarget: path) else { return nil }
         do throws(Refusal) {
             let accepted = try await validateSync(headers: headers, databaseName: databaseName)
-            let name = accepted.database.name
-            guard await state.reserveConnection(database: name, limit: settings.maxConnections) else {
+            let record = ConnectionRecord(
+                peer: Self.peerDescription(channel.remoteAddress), user: authenticatedUser(headers),
+                database: accepted.database.name, since: Date(), counters: accepted.counters)
+            guard let id = await state.reserveConnection(record, limit: settings.maxConnections) else {
                 throw Refusal.listenerFull
             }
             let state = self.state
             channel.closeFuture.whenComplete { _ in
-                Task { await state.releaseConnection(database: name) }
+                Task { await state.releaseConnection(id: id) }
             }
             return .accept(accepted, responseHeaders: [.secWebSocketProtocol: accepted.subprotocol.rawValue])
         } catch {
@@ -31,6 +33,19 @@ extension SyncListener {
                 metadata: ["status": "\(error.status.code)", "reason": "\(error.message)"])
             return .refuse(error)
         }
+    }
+
+    /// The user name of a request `validateSync` accepted, when the listener checks users.
+    func authenticatedUser(_ headers: HTTPFields) -> String? {
+        guard case .basic = settings.authentication, let header = headers[.authorization] else { return nil }
+        return BasicCredentials(authorizationHeader: header)?.user
+    }
+
+    /// `address:port`, with IPv6 addresses in brackets as in a URL.
+    static func peerDescription(_ address: SocketAddress?) -> String {
+        guard let address, let ip = address.ipAddress else { return "unknown" }
+        let host = if case .v6 = address { "[\(ip)]" } else { ip }
+        return address.port.map { "\(host):\($0)" } ?? host
     }
 
     /// The database named by a `/<db>/_blipsync` request target (query ignored), percent-decoded.
@@ -63,7 +78,7 @@ extension SyncListener {
             connection: connection, database: database,
             configuration: .init(
                 servedCollections: servedCollections[database.name] ?? [.default], deltaSync: settings.deltaSync),
-            logger: self.logger)
+            counters: accepted.counters, logger: self.logger)
         await session.start()
         do {
             _ = try await WebSocketHandler.handle(

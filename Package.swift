@@ -276,6 +276,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -423,6 +424,10 @@ let package = Package(
             name: "EdgeGatewayAppTests",
             dependencies: [
                 "EdgeGatewayApp",
+                "EdgeCredentials",
+                "EdgeIdentity",
+                "EdgeReplication",
+                "UpstreamDialer",
                 "EdgePairing",
                 "EdgeStore",
                 "EdgeGatewayTestSupport",

@@ -24,6 +24,11 @@ public struct ListenerStatus: Sendable, Equatable {
     public var activeConnections: Int
     /// One entry per served database, in configuration order.
     public var databases: [DatabaseCounts]
+    /// What keeps the listener from serving as configured while it runs (no users, a refused users or
+    /// certificate file), one line each.
+    public var problems: [String] = []
+    /// Users accepted with `auth = "basic"`; nil for other kinds of authentication.
+    public var users: Int?
 }
 
 /// The listener's mutable state, shared between its HTTP handlers and its status readers.

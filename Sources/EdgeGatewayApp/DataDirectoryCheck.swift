@@ -1,0 +1,45 @@
+import Foundation
+
+/// Why the gateway cannot use its data directory, with the command that fixes it.
+public struct DataDirectoryError: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var description: String
+}
+
+/// Checked before anything is opened or created in the data directory, so that a volume the gateway cannot
+/// write (typically created by root while the container runs as uid 1000) fails with one line that names it
+/// and says how to fix it, and nothing in it is touched.
+enum DataDirectoryCheck {
+    static func requireWritable(_ path: String) throws(DataDirectoryError) {
+        let uid = geteuid()
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                return
+            } catch {
+                let parent = (path as NSString).deletingLastPathComponent
+                throw DataDirectoryError(
+                    path: path,
+                    description: "data directory \(path) does not exist and cannot be created by uid \(uid) "
+                        + "(\((error as NSError).localizedDescription)): create it owned by uid \(uid) "
+                        + "(`mkdir -p \(path) && chown \(uid) \(path)`), or set data_dir / EDGE_GATEWAY_DATA_DIR "
+                        + "to a directory under a writable parent (\(parent) is not)")
+            }
+        }
+        guard isDirectory.boolValue else {
+            throw DataDirectoryError(
+                path: path,
+                description: "data directory \(path) is a file, not a directory: move it away, or set data_dir / "
+                    + "EDGE_GATEWAY_DATA_DIR to a directory")
+        }
+        guard access(path, R_OK | W_OK | X_OK) != 0 else { return }
+        var info = stat()
+        let owner = stat(path, &info) == 0 ? "uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8))" : "unknown owner"
+        throw DataDirectoryError(
+            path: path,
+            description: "data directory \(path) is not writable by the gateway (uid \(uid); the directory: "
+                + "\(owner)); nothing was changed in it. Fix the owner: `chown -R \(uid) \(path)` on the host, or "
+                + "with compose `docker compose run --rm --user root gateway chown -R \(uid) \(path)`")
+    }
+}

@@ -94,9 +94,8 @@ public func buildApplication(
         guard let trustStore = upstream.trustStoreFile else { continue }
         watches.append(FileReloadService.Watch(files: [trustStore]) { await upstream.reloadTrust() })
     }
-    if !watches.isEmpty {
-        application.addServices(FileReloadService(watches: watches, interval: .seconds(1), logger: logger))
-    }
+    // Even with nothing to watch: it also traps SIGHUP, whose default action would end the gateway.
+    application.addServices(FileReloadService(watches: watches, interval: .seconds(1), logger: logger))
     return application
 }
 

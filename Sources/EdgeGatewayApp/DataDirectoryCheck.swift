@@ -40,6 +40,6 @@ enum DataDirectoryCheck {
             path: path,
             description: "data directory \(path) is not writable by the gateway (uid \(uid); the directory: "
                 + "\(owner)); nothing was changed in it. Fix the owner: `chown -R \(uid) \(path)` on the host, or "
-                + "with compose `docker compose run --rm --user root gateway chown -R \(uid) \(path)`")
+                + "with compose `docker compose run --rm --user root --entrypoint chown gateway -R \(uid) \(path)`")
     }
 }

@@ -139,6 +139,43 @@ struct FileReloadTests {
         }
     }
 
+    @Test("server_trust = \"trust-store\" without a pin yet: the node starts, the upstream waits for `trust add`")
+    func trustStoreWithoutPinYet() async throws {
+        try await withTemporaryGateway(extraTOML: PairingEndpointTests.tlsListener) { hub in
+            try await hub.test(.live) { hubClient in
+                let port = try await UpstreamTests.listenerPort(hubClient)
+                let hubSHA256 = try #require(try await Self.pairingSHA256(hubClient))
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: directory) }
+                try await withTemporaryGateway(
+                    extraTOML: """
+
+                        [[upstream]]
+                        name = "hub"
+                        database = "inventory"
+                        url = "wss://127.0.0.1:\(port)/inventory"
+                        type = "pull"
+                        continuous = true
+                        server_trust = "trust-store"
+                        """, dataDirectory: directory
+                ) { edge in
+                    try await edge.test(.live) { edgeClient in
+                        let waiting = try await UpstreamTests.waitFor(.upstream, in: edgeClient) { $0.status == .down }
+                        #expect(waiting.reason?.contains("run `edge-gateway trust add 127.0.0.1:\(port)`") == true)
+
+                        let endpoint = TrustedPeerStore.endpoint(host: "127.0.0.1", port: port)
+                        try TrustedPeerStore(dataDirectory: directory.path).add(
+                            .init(endpoint: endpoint, sha256: try CertificateFingerprint(hexString: hubSHA256), label: "hub"))
+                        let synced = try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
+                            $0.status == .up && $0.details["lastSuccess"] != HealthValue.none
+                        }
+                        #expect(synced.reason == nil)
+                    }
+                }
+            }
+        }
+    }
+
     static func pairingSHA256(_ client: some TestClientProtocol) async throws -> String? {
         try await client.execute(uri: "/pairing", method: .get) { response in
             let entries = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: String]]

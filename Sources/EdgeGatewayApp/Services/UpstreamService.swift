@@ -21,7 +21,7 @@ final class UpstreamService: Service, HealthReporting {
     let settings: UpstreamSettings
     let remoteUUID: String
     let replicator: ActiveReplicator
-    private let state = Mutex(State.starting)
+    private let state: Mutex<State>
     private let logger: Logger
     private let dataDirectory: String
     /// Why the trust store's current contents are not in force; nil when they are.
@@ -38,6 +38,16 @@ final class UpstreamService: Service, HealthReporting {
         self.logger = logger
         let remoteUUID = try await UpstreamRemoteUUID.resolve(for: settings, in: database)
         self.remoteUUID = remoteUUID
+        // Without a pin yet the node still starts: the upstream waits, reported down, until `trust add` records
+        // one (the trust store is watched).
+        var tls: ClientTLSConfiguration?
+        do {
+            tls = try Self.clientTLSConfiguration(settings, dataDirectory: dataDirectory)
+            state = Mutex(.starting)
+        } catch let error as UpstreamSetupError {
+            state = Mutex(.failed("\(error)"))
+            logger.error("\(error)")
+        }
         replicator = ActiveReplicator(
             database: database,
             configuration: .init(
@@ -47,7 +57,7 @@ final class UpstreamService: Service, HealthReporting {
                 direction: ActiveReplicator.Direction(settings.direction),
                 continuous: settings.continuous,
                 authentication: Self.authentication(settings),
-                tls: try Self.clientTLSConfiguration(settings, dataDirectory: dataDirectory),
+                tls: tls,
                 heartbeat: settings.heartbeat,
                 conflictResolver: ActiveReplicator.ConflictResolver(settings.conflictResolver),
                 documentIDs: settings.documentIDs,
@@ -82,7 +92,9 @@ final class UpstreamService: Service, HealthReporting {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            await self.replicateWithRetries()
+            if case .starting = self.state.withLock({ $0 }) {
+                await self.replicateWithRetries()
+            }
             for await _ in self.trustChanges {
                 guard case .failed = self.state.withLock({ $0 }) else { continue }
                 self.logger.info("upstream starts again with the changed trust store")

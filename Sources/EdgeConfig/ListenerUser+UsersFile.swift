@@ -26,7 +26,8 @@ public enum UsersFile {
         guard FileManager.default.isReadableFile(atPath: path) || !FileManager.default.fileExists(atPath: path) else {
             throw ConfigurationError(
                 source: path,
-                message: "the users file is not readable by uid \(getuid()) (check its owner and mode: chmod 600, owned by the gateway's user)")
+                message: "the users file is not readable by the gateway (uid \(getuid())): give it to that user "
+                    + "(`chown \(getuid()) \(path)`, mode 600), or write it with `edge-gateway users add` run as that user")
         }
         let text: String
         do {

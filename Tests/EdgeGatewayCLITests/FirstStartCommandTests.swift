@@ -155,6 +155,45 @@ struct FirstStartCommandTests {
         #expect(try String(contentsOf: data.appendingPathComponent("node-id"), encoding: .utf8) == "keep me\n")
     }
 
+    @Test("a users file the gateway's user cannot read: the node serves, health names the file and the fix")
+    func unreadableUsersFile() async throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            Issue.record("needs root and setpriv to run the gateway as another user")
+            return
+        }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        chmod(directory.path, 0o755)
+        let data = directory.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        chown(data.path, 65534, 65534)
+        // Written by root, e.g. `users add` run on the host without --user: mode 600, owned by root.
+        let usersFile = data.appendingPathComponent("users.toml").path
+        try "# nobody\n".write(toFile: usersFile, atomically: true, encoding: .utf8)
+        chmod(usersFile, 0o600)
+        let environment = Self.environment(
+            dataDirectory: data, opsPort: try freeLoopbackPort(), listenerPort: try freeLoopbackPort())
+
+        let gateway = try EdgeGatewayBinary.start(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayBinary.url.path, "serve"],
+            environment: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
+        defer { if gateway.process.isRunning { gateway.process.terminate() } }
+        let health = try await Self.waitForHealth(environment: environment, gateway: gateway) {
+            $0.contains("listener lan:")
+        }
+        #expect(health.hasPrefix("healthy: HTTP 200, status degraded"))
+        #expect(
+            health.contains(
+                "listener lan: users file refused: \(usersFile): the users file is not readable by the gateway "
+                    + "(uid 65534): give it to that user (`chown 65534 \(usersFile)`, mode 600), or write it with "
+                    + "`edge-gateway users add` run as that user; nobody can sign in until it is fixed"),
+            "\(health)")
+        kill(gateway.process.processIdentifier, SIGTERM)
+        gateway.process.waitUntilExit()
+        let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(logs.split(separator: "\n").filter { $0.contains("level=error") && $0.contains(usersFile) }.count == 1)
+    }
+
     @Test("a configuration naming a missing certificate file: one error naming the file and the fix")
     func missingCertificateFile() async throws {
         let directory = try temporaryDirectory()

@@ -33,13 +33,22 @@ enum DataDirectoryCheck {
                 description: "data directory \(path) is a file, not a directory: move it away, or set data_dir / "
                     + "EDGE_GATEWAY_DATA_DIR to a directory")
         }
-        guard access(path, R_OK | W_OK | X_OK) != 0 else { return }
-        var info = stat()
-        let owner = stat(path, &info) == 0 ? "uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8))" : "unknown owner"
-        throw DataDirectoryError(
-            path: path,
-            description: "data directory \(path) is not writable by the gateway (uid \(uid); the directory: "
-                + "\(owner)); nothing was changed in it. Fix the owner: `chown -R \(uid) \(path)` on the host, or "
-                + "with compose `docker compose run --rm --user root --entrypoint chown gateway -R \(uid) \(path)`")
+        // The databases are written in place, so they must be as writable as the directory; a volume once used
+        // by another uid (a root `docker compose run`, a copy from another host) is caught here, not by SQLite.
+        let databases = (path as NSString).appendingPathComponent("databases")
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: databases))?.sorted() ?? []
+        for candidate in [path, databases] + entries.map({ (databases as NSString).appendingPathComponent($0) }) {
+            var info = stat()
+            guard lstat(candidate, &info) == 0 else { continue }
+            let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+            guard access(candidate, R_OK | W_OK | (isDirectory ? X_OK : 0)) != 0 else { continue }
+            let what = candidate == path ? "data directory \(path) is" : "\(candidate) in the data directory is"
+            throw DataDirectoryError(
+                path: path,
+                description: "\(what) not writable by the gateway (uid \(uid); it has uid \(info.st_uid), mode "
+                    + "\(String(info.st_mode & 0o7777, radix: 8))); nothing was changed in it. Fix the owner: "
+                    + "`chown -R \(uid) \(path)` on the host, or with compose "
+                    + "`docker compose run --rm --user root --entrypoint chown gateway -R \(uid) \(path)`")
+        }
     }
 }

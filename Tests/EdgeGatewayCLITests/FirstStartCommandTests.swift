@@ -148,11 +148,45 @@ struct FirstStartCommandTests {
         #expect(critical.count == 1, "\(outcome.standardError)")
         #expect(
             critical.first?.contains(
-                "data directory \(data.path) is not writable by the gateway (uid 65534; the directory: uid 0, mode 755)"
+                "data directory \(data.path) is not writable by the gateway (uid 65534; it has uid 0, mode 755)"
             ) == true, "\(outcome.standardError)")
         #expect(critical.first?.contains("chown -R 65534 \(data.path)") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == ["node-id"])
         #expect(try String(contentsOf: data.appendingPathComponent("node-id"), encoding: .utf8) == "keep me\n")
+    }
+
+    @Test("a database file left by another user in a writable data directory: refused before it is opened")
+    func databaseOfAnotherUser() async throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            Issue.record("needs root and setpriv to run the gateway as another user")
+            return
+        }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        chmod(directory.path, 0o755)
+        let data = directory.appendingPathComponent("data")
+        let databases = data.appendingPathComponent("databases")
+        try FileManager.default.createDirectory(at: databases, withIntermediateDirectories: true)
+        chown(data.path, 65534, 65534)
+        chown(databases.path, 65534, 65534)
+        let database = databases.appendingPathComponent("inventory.sqlite3")
+        try Data("left by root".utf8).write(to: database)
+        chmod(database.path, 0o644)
+        let environment = Self.environment(
+            dataDirectory: data, opsPort: try freeLoopbackPort(), listenerPort: try freeLoopbackPort())
+
+        let outcome = try await EdgeGatewayBinary.run(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayBinary.url.path, "serve"],
+            environment: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
+        #expect(outcome.status == 1)
+        let critical = outcome.standardError.split(separator: "\n").filter { $0.contains("level=critical") }
+        #expect(critical.count == 1, "\(outcome.standardError)")
+        #expect(
+            critical.first?.contains(
+                "\(database.path) in the data directory is not writable by the gateway (uid 65534; it has uid 0, mode 644)")
+                == true, "\(outcome.standardError)")
+        #expect(try Data(contentsOf: database) == Data("left by root".utf8))
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("node-id").path))
     }
 
     @Test("a users file the gateway's user cannot read: the node serves, health names the file and the fix")

@@ -27,7 +27,8 @@ public enum UsersFile {
             throw ConfigurationError(
                 source: path,
                 message: "the users file is not readable by the gateway (uid \(getuid())): give it to that user "
-                    + "(`chown \(getuid()) \(path)`, mode 600), or write it with `edge-gateway users add` run as that user")
+                    + "(`chown \(getuid()) \(path)`, mode 600), or write it with `edge-gateway users add` run as "
+                    + "that user")
         }
         let text: String
         do {

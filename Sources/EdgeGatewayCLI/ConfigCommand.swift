@@ -12,7 +12,10 @@ struct ConfigCommand: ParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate a configuration file without starting anything.",
-            discussion: "Exits 0 when the file and the users files it names are valid, 2 with one error naming the file, key, line and allowed values when not. A users file that does not exist yet is valid: nobody was added."
+            discussion: """
+                Exits 0 when the file and the users files it names are valid, 2 with one error naming the file, key, \
+                line and allowed values when not. A users file that does not exist yet is valid: nobody was added.
+                """
         )
 
         @Argument(help: "The TOML file to validate.")

@@ -44,8 +44,10 @@ struct Serve: AsyncParsableCommand {
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             // Listeners report their own ports and keep the node up; what reaches here is the ops endpoint.
             let ops = configuration.ops
-            logger.critical(
-                "\("ops port \(ops.port) on \(ops.address) is already in use (is another gateway running on this host?): stop it, or set another port with [ops] port or EDGE_GATEWAY_OPS_PORT")")
+            let problem =
+                "ops port \(ops.port) on \(ops.address) is already in use (is another gateway running on this host?): "
+                + "stop it, or set another port with [ops] port or EDGE_GATEWAY_OPS_PORT"
+            logger.critical("\(problem)")
             throw ExitCode(1)
         }
         logger.info("stopped")

@@ -65,9 +65,10 @@ public final class ListenerUsers: Sendable {
         return state.withLock { state in
             switch read {
             case .success(let users):
-                let changed = users != state.users || state.condition != (users.isEmpty ? .noUsers : .loaded(count: users.count))
+                let condition: Condition = users.isEmpty ? .noUsers : .loaded(count: users.count)
+                let changed = users != state.users || condition != state.condition
                 state.users = users
-                state.condition = users.isEmpty ? .noUsers : .loaded(count: users.count)
+                state.condition = condition
                 return changed ? .replaced(count: users.count) : .unchanged
             case .failure(let error):
                 let problem = "users file refused: \(error)"

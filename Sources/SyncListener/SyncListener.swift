@@ -124,9 +124,8 @@ public struct SyncListener: Service {
             guard let reloaded = try TLSIdentity.loadFromFiles(settings.tls) else { return }
             guard reloaded.derBytes != servedIdentity.identity.derBytes || servedIdentity.problem != nil else { return }
             servedIdentity.replace(with: reloaded)
-            logger.info(
-                "certificate reloaded: new connections get it",
-                metadata: ["sha256": "\(CertificateFingerprint(derBytes: reloaded.derBytes, algorithm: .sha256).colonHex)"])
+            let fingerprint = CertificateFingerprint(derBytes: reloaded.derBytes, algorithm: .sha256)
+            logger.info("certificate reloaded: new connections get it", metadata: ["sha256": "\(fingerprint.colonHex)"])
         } catch {
             let problem = "certificate files refused: \(error); the certificate loaded before is still served"
             servedIdentity.refuse(problem)

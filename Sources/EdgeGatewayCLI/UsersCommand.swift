@@ -85,6 +85,9 @@ struct UsersCommand: ParsableCommand {
         func write(_ users: [ListenerUser]) throws {
             let file = try self.file
             do {
+                // The default file is in the data directory, which does not exist before the first start.
+                let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try UsersFile.write(users, to: file)
             } catch {
                 printError("\(error)")

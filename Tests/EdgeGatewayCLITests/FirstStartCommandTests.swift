@@ -50,6 +50,14 @@ struct FirstStartCommandTests {
 
         let passwordFile = directory.appendingPathComponent("pw").path
         try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        // Before the first start too: the data directory is created for the users file.
+        let beforeFirstStart = Self.environment(
+            dataDirectory: directory.appendingPathComponent("fresh"), opsPort: 4985, listenerPort: 4984)
+        let early = try await EdgeGatewayBinary.run(
+            ["users", "add", "bob", "--password-file", passwordFile], environment: beforeFirstStart)
+        #expect(early.status == 0, "\(early.standardError)")
+        #expect(try await EdgeGatewayBinary.run(["users", "list"], environment: beforeFirstStart).standardOutput == "bob\n")
+
         let added = try await EdgeGatewayBinary.run(
             ["users", "add", "alice", "--password-file", passwordFile], environment: environment)
         #expect(added.status == 0, "\(added.standardError)")

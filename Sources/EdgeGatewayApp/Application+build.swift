@@ -88,7 +88,10 @@ public func buildApplication(
     }
     application.addServices(upstreams.map { $0 as any Service })
     var watches = listeners.filter { !$0.reloadableFiles.isEmpty }.map { listener in
-        FileReloadService.Watch(files: listener.reloadableFiles) { listener.reloadFiles() }
+        FileReloadService.Watch(files: listener.reloadableFiles) {
+            listener.reloadFiles()
+            await discovery?.refreshCertificates()
+        }
     }
     for upstream in upstreams {
         guard let trustStore = upstream.trustStoreFile else { continue }

@@ -2,7 +2,6 @@ import EdgeConfig
 import EdgeCredentials
 import EdgeIdentity
 import EdgeReplication
-import EdgeStore
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -338,11 +337,11 @@ final class LogRecorder: Sendable {
             set { metadata[key] = newValue }
         }
 
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-            function: String, line: UInt
-        ) {
-            recorder.append(Entry(level: level, message: message.description, metadata: self.metadata.merging(metadata ?? [:]) { $1 }))
+        func log(event: LogEvent) {
+            recorder.append(
+                Entry(
+                    level: event.level, message: event.message.description,
+                    metadata: metadata.merging(event.metadata ?? [:]) { $1 }))
         }
     }
 }

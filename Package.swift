@@ -294,6 +294,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -478,6 +479,8 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayApp",
                 "EdgeCredentials",
+                "EdgeReplication",
+                "UpstreamDialer",
                 "EdgePairing",
                 "EdgeStore",
                 "EdgeGatewayTestSupport",

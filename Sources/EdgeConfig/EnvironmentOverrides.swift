@@ -16,6 +16,8 @@ struct EnvironmentOverrides {
     private static let opsVariables = ["OPS_ADDRESS": "address", "OPS_PORT": "port"]
     private static let listenerSuffixes = [
         "_PORT": "port", "_INTERFACE": "interface", "_TLS": "tls",
+        // Discovery depends on where the file is deployed (a bridge network carries no multicast DNS).
+        "_DNS_SD": "dns_sd",
     ]
     /// `password` is not a file key: the file names a `password_file`, the environment carries the
     /// password itself (as container secrets usually arrive).

@@ -1,3 +1,5 @@
+import Foundation
+
 extension ListenerSettings {
     static let keys = [
         "name", "interface", "port", "tls", "tls_certificate", "tls_key", "tls_pkcs12",
@@ -33,7 +35,7 @@ extension ListenerSettings {
             interface: try table.ipAddressOrInterfaceName("interface") ?? "0.0.0.0",
             port: try table.integer("port", in: 0...65_535) ?? 4984,
             tls: tls,
-            authentication: try Self.decodeAuthentication(table, tls: tls),
+            authentication: try Self.decodeAuthentication(table, tls: tls, node: node),
             databases: try Self.decodeDatabaseNames(table, databases: databases),
             deltaSync: try table.bool("delta_sync") ?? true,
             maxConnections: try table.integer("max_connections", in: 1...100_000) ?? 100,
@@ -102,7 +104,8 @@ extension ListenerSettings {
 
     private static func decodeAuthentication(
         _ table: SettingsTable,
-        tls: ListenerTLS
+        tls: ListenerTLS,
+        node: NodeSettings
     ) throws -> ListenerAuthentication {
         // Required rather than defaulted: whether a listener is open to anyone must be a visible choice.
         guard let mode = try table.choice("auth", as: AuthenticationMode.self) else {
@@ -121,10 +124,11 @@ extension ListenerSettings {
         case .basic:
             try table.rejectPresent(
                 ["client_ca_certificates"], because: "with auth = \"client-cert\"")
-            try table.requireAll(
-                ["users_file"], because: "auth = \"basic\" checks passwords against it")
+            // Not read here: a missing, empty or broken users file is something the running listener reports
+            // (and `config check` checks) rather than a reason to refuse the whole configuration.
             return .basic(
-                users: try ListenerUser.loadUsersFile(referencedBy: table, key: "users_file"))
+                usersFile: try table.path("users_file")
+                    ?? URL(fileURLWithPath: node.dataDirectory).appendingPathComponent(defaultUsersFileName).path)
         case .clientCertificate:
             try table.rejectPresent(["users_file"], because: "with auth = \"basic\"")
             guard tls.isEnabled else {

@@ -27,6 +27,9 @@ public struct ListenerSettings: Sendable, Equatable {
     public static let defaultMaxMessageSize = 64 << 20
     /// Three of Couchbase Lite's default 300 s heartbeats, so a live client is never taken for an idle one.
     public static let defaultIdleTimeout = Duration.seconds(15 * 60)
+    /// The users file of an `auth = "basic"` listener without `users_file`, in the data directory: it holds
+    /// state the gateway's own commands write, so it lives on the data volume, not beside read-only config.
+    public static let defaultUsersFileName = "users.toml"
 
     public init(
         name: String,
@@ -74,8 +77,10 @@ public enum ListenerTLS: Sendable, Equatable {
 public enum ListenerAuthentication: Sendable, Equatable {
     /// Anyone who can reach the listener may replicate.
     case none
-    /// HTTP Basic credentials checked against the users file.
-    case basic(users: [ListenerUser])
+    /// HTTP Basic credentials checked against the users file at this absolute path. The file need not exist
+    /// yet: until `edge-gateway users add` creates it the listener refuses everyone, and the running gateway
+    /// re-reads it whenever it changes.
+    case basic(usersFile: String)
     /// TLS client certificates that chain to one of these CA certificates (absolute PEM paths).
     case clientCertificate(trustedCertificateAuthorities: [String])
 }

@@ -11,8 +11,25 @@ import Foundation
 ///
 /// Only scrypt hashes are stored, never passwords; `edge-gateway users add` writes them.
 public enum UsersFile {
-    /// Reads and validates a users file on its own, for the `users` commands.
+    /// Reads and validates a users file; `nil` when there is no file at `path` (no user was added yet).
+    public static func readIfPresent(path: String) throws -> [ListenerUser]? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try read(path: path)
+    }
+
+    /// Reads and validates a users file.
     public static func read(path: String) throws -> [ListenerUser] {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw ConfigurationError(source: path, message: "is a directory, expected the users file")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) || !FileManager.default.fileExists(atPath: path) else {
+            throw ConfigurationError(
+                source: path,
+                message: "the users file is not readable by the gateway (uid \(getuid())): give it to that user "
+                    + "(`chown \(getuid()) \(path)`, mode 600), or write it with `edge-gateway users add` run as "
+                    + "that user")
+        }
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -70,7 +87,7 @@ public enum UsersFile {
             if table.contains("password") {
                 throw table.error(
                     at: "password",
-                    "plain passwords are not accepted; store a hash with `edge-gateway users add NAME --file FILE`"
+                    "plain passwords are not accepted; store a hash with `edge-gateway users add NAME`"
                 )
             }
             try table.rejectUnknownKeys(allowed: ["name", "password_hash"])
@@ -89,26 +106,6 @@ public enum UsersFile {
                 throw table.error(at: "password_hash", error.description)
             }
             users.append(ListenerUser(name: name, passwordHash: hash))
-        }
-        return users
-    }
-}
-
-extension ListenerUser {
-    /// Loads the users file a listener names; an empty one is an error, since nobody could connect.
-    static func loadUsersFile(referencedBy listener: SettingsTable, key: String) throws -> [ListenerUser] {
-        guard let path = try listener.path(key) else {
-            throw listener.error(at: key, "missing required key `\(key)`")
-        }
-        let text = try listener.readText(path, key: key)
-        let (_, root) = try ConfigurationDocument.parse(
-            text,
-            name: path,
-            baseDirectory: listener.document.baseDirectory
-        )
-        let users = try UsersFile.users(in: root)
-        guard !users.isEmpty else {
-            throw listener.error(at: key, "\(path) defines no [[user]], so nobody could connect")
         }
         return users
     }

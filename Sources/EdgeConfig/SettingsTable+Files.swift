@@ -82,7 +82,10 @@ extension SettingsTable {
     private func checkReadable(_ path: String, key: String, element: Int? = nil) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw error(at: key, element: element, "file not found: \(path)")
+            throw error(
+                at: key, element: element,
+                "file not found: \(path); create it, or correct the path (relative paths are resolved against "
+                    + "\(document.baseDirectory)), or remove the key")
         }
         guard !isDirectory.boolValue else {
             throw error(at: key, element: element, "\(path) is a directory, expected a file")

@@ -1,4 +1,6 @@
 import EdgeConfig
+import EdgeIdentity
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -14,6 +16,7 @@ public func buildApplication(
     logger: Logger
 ) async throws -> some ApplicationProtocol {
     let monitor = HealthMonitor(nodeName: configuration.node.name)
+    try DataDirectoryCheck.requireWritable(configuration.node.dataDirectory)
     let nodeID = try NodeID.loadOrCreate(dataDirectory: configuration.node.dataDirectory)
     logger.info("node ID", metadata: ["id": "\(nodeID)"])
     let storeService = try await StoreService(configuration: configuration, logger: logger)
@@ -26,6 +29,11 @@ public func buildApplication(
         serverVersion: EdgeGatewayVersion.current,
         nodeID: nodeID
     )
+    let identityIsNew =
+        configuration.listeners.contains { $0.tls == .selfSigned }
+        && !FileManager.default.fileExists(
+            atPath: URL(fileURLWithPath: configuration.node.dataDirectory)
+                .appendingPathComponent("identity").appendingPathComponent(TLSIdentity.certificateFileName).path)
     let listeners = try configuration.listeners.map { settings in
         try SyncListener(settings: settings, environment: environment, logger: logger)
     }
@@ -43,7 +51,8 @@ public func buildApplication(
     router.middlewares.add(LogRequestsMiddleware(.debug))
     HealthController(monitor: monitor).addRoutes(to: router)
     let pairing = PairingService(
-        listeners: listeners, nodeName: configuration.node.name, nodeID: nodeID, logger: logger)
+        listeners: listeners, nodeName: configuration.node.name, nodeID: nodeID, identityIsNew: identityIsNew,
+        logger: logger)
     PairingController(pairing: pairing).addRoutes(to: router)
     StatusController(listeners: listeners, upstreams: upstreams).addRoutes(to: router)
     StatusPageController(
@@ -81,6 +90,18 @@ public func buildApplication(
         application.addServices(discovery)
     }
     application.addServices(upstreams.map { $0 as any Service })
+    var watches = listeners.filter { !$0.reloadableFiles.isEmpty }.map { listener in
+        FileReloadService.Watch(files: listener.reloadableFiles) {
+            listener.reloadFiles()
+            await discovery?.refreshCertificates()
+        }
+    }
+    for upstream in upstreams {
+        guard let trustStore = upstream.trustStoreFile else { continue }
+        watches.append(FileReloadService.Watch(files: [trustStore]) { await upstream.reloadTrust() })
+    }
+    // Even with nothing to watch: it also traps SIGHUP, whose default action would end the gateway.
+    application.addServices(FileReloadService(watches: watches, interval: .seconds(1), logger: logger))
     return application
 }
 

@@ -12,7 +12,10 @@ struct ConfigCommand: ParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate a configuration file without starting anything.",
-            discussion: "Exits 0 when the file is valid, 2 with one error naming the key, line and allowed values when not."
+            discussion: """
+                Exits 0 when the file and the users files it names are valid, 2 with one error naming the file, key, \
+                line and allowed values when not. A users file that does not exist yet is valid: nobody was added.
+                """
         )
 
         @Argument(help: "The TOML file to validate.")
@@ -29,6 +32,19 @@ struct ConfigCommand: ParsableCommand {
             } catch {
                 printError("\(error)")
                 throw ExitCode(2)
+            }
+            for listener in configuration.listeners {
+                guard case .basic(let usersFile) = listener.authentication else { continue }
+                do {
+                    if try UsersFile.readIfPresent(path: usersFile)?.isEmpty ?? true {
+                        print(
+                            "note: listener \"\(listener.name)\" has no users yet (\(usersFile)); it refuses every "
+                                + "client until one is added with `edge-gateway users add NAME`")
+                    }
+                } catch {
+                    printError("\(error)")
+                    throw ExitCode(2)
+                }
             }
             print(
                 "\(file): OK (node \"\(configuration.node.name)\", \(configuration.databases.count) database(s), "

@@ -1,7 +1,9 @@
 import ArgumentParser
+import Foundation
 import EdgeGatewayApp
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 struct Serve: AsyncParsableCommand {
@@ -34,10 +36,20 @@ struct Serve: AsyncParsableCommand {
         do {
             application = try await buildApplication(configuration: configuration, logger: logger)
         } catch {
-            logger.critical("start-up failed", metadata: ["error": "\(error)"])
+            logger.critical("start-up failed: \(error)")
             throw ExitCode(1)
         }
-        try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        do {
+            try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            // Listeners report their own ports and keep the node up; what reaches here is the ops endpoint.
+            let ops = configuration.ops
+            let problem =
+                "ops port \(ops.port) on \(ops.address) is already in use (is another gateway running on this host?): "
+                + "stop it, or set another port with [ops] port or EDGE_GATEWAY_OPS_PORT"
+            logger.critical("\(problem)")
+            throw ExitCode(1)
+        }
         logger.info("stopped")
     }
 }

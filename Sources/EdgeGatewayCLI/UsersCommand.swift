@@ -7,15 +7,72 @@ struct UsersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users",
         abstract: "Manage the users file of a listener with auth = \"basic\".",
-        discussion: "The file holds scrypt hashes only, and is rewritten atomically with mode 600.",
+        discussion: """
+            The file holds scrypt hashes only, and is rewritten atomically with mode 600. Without --file, the \
+            users file of the configuration's auth = "basic" listener is used (the configuration comes from \
+            --config or $EDGE_GATEWAY_CONFIG, as for the gateway itself). A running gateway picks up the change \
+            within a second, without a restart.
+            """,
         subcommands: [Add.self, Remove.self, List.self]
     )
 
     struct FileOption: ParsableArguments {
-        @Option(name: .long, help: ArgumentHelp("The users file (the listener's users_file).", valueName: "file"))
-        var file: String
+        @Option(
+            name: .customLong("file"),
+            help: ArgumentHelp(
+                "The users file. Defaults to the users file of the configuration's auth = \"basic\" listener.",
+                valueName: "file"))
+        var explicitFile: String?
+
+        @Option(help: "The listener whose users file to use, when several have auth = \"basic\".")
+        var listener: String?
+
+        @OptionGroup var configuration: ConfigurationOptions
+
+        func validate() throws {
+            if explicitFile != nil, listener != nil {
+                throw ValidationError("--file and --listener are alternatives; give one of them.")
+            }
+        }
+
+        /// The file named by --file, else the one the configuration's listener names (by default
+        /// `<data_dir>/users.toml`).
+        var file: String {
+            get throws {
+                if let explicitFile { return explicitFile }
+                let loaded = try configuration.load()
+                let candidates = loaded.listeners.compactMap { listener -> (name: String, file: String)? in
+                    guard case .basic(let usersFile) = listener.authentication else { return nil }
+                    return (listener.name, usersFile)
+                }
+                if let listener {
+                    guard let match = candidates.first(where: { $0.name == listener }) else {
+                        printError(
+                            "no listener named '\(listener)' with auth = \"basic\"; such listeners: "
+                                + (candidates.isEmpty ? "none" : candidates.map(\.name).joined(separator: ", ")))
+                        throw ExitCode(2)
+                    }
+                    return match.file
+                }
+                let files = Set(candidates.map(\.file))
+                guard let only = files.first else {
+                    printError(
+                        "the configuration (\(configuration.configurationFile ?? "embedded default")) has no listener "
+                            + "with auth = \"basic\"; name the users file with --file")
+                    throw ExitCode(2)
+                }
+                guard files.count == 1 else {
+                    printError(
+                        "listeners with different users files: \(candidates.map(\.name).joined(separator: ", ")); "
+                            + "choose one with --listener")
+                    throw ExitCode(2)
+                }
+                return only
+            }
+        }
 
         func readUsers(creatingIfMissing: Bool = false) throws -> [ListenerUser] {
+            let file = try self.file
             if creatingIfMissing && !FileManager.default.fileExists(atPath: file) { return [] }
             do {
                 return try UsersFile.read(path: file)
@@ -26,7 +83,11 @@ struct UsersCommand: ParsableCommand {
         }
 
         func write(_ users: [ListenerUser]) throws {
+            let file = try self.file
             do {
+                // The default file is in the data directory, which does not exist before the first start.
+                let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try UsersFile.write(users, to: file)
             } catch {
                 printError("\(error)")
@@ -61,7 +122,9 @@ struct UsersCommand: ParsableCommand {
                 entries.append(ListenerUser(name: name, passwordHash: hash))
             }
             try users.write(entries)
-            print(replaced == nil ? "added \(name) to \(users.file)" : "changed the password of \(name) in \(users.file)")
+            let file = try users.file
+            print(replaced == nil ? "added \(name) to \(file)" : "changed the password of \(name) in \(file)")
+            print("a running gateway takes it into account within a second; no restart needed")
         }
 
         private func readPassword() throws -> String {
@@ -87,12 +150,12 @@ struct UsersCommand: ParsableCommand {
         func run() throws {
             var entries = try users.readUsers()
             guard let index = entries.firstIndex(where: { $0.name == name }) else {
-                printError("\(users.file): no user named \"\(name)\"")
+                printError("\(try users.file): no user named \"\(name)\"")
                 throw ExitCode(1)
             }
             entries.remove(at: index)
             try users.write(entries)
-            print("removed \(name) from \(users.file)")
+            print("removed \(name) from \(try users.file)")
         }
     }
 

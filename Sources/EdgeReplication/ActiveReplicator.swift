@@ -152,7 +152,7 @@ public actor ActiveReplicator {
     }
 
     let database: DocumentDatabase
-    let configuration: Configuration
+    private(set) var configuration: Configuration
     let logger: Logger
     var currentStatus = Status()
     var activeSessions: [ActiveReplicatorSession] = []
@@ -177,6 +177,12 @@ public actor ActiveReplicator {
 
     public func status() -> Status {
         currentStatus
+    }
+
+    /// Replaces the server trust (and client certificate) used from the next connection on, such as a pin that
+    /// changed in the trust store; a connection already open keeps the trust it was made with.
+    public func replaceTLS(_ tls: ClientTLSConfiguration?) {
+        configuration.tls = tls
     }
 
     /// Connects, replicates, saves the checkpoint and closes with 1000. Errors are also kept in

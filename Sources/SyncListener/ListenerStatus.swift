@@ -48,6 +48,11 @@ public struct ListenerStatus: Sendable, Equatable {
     public var documentsPushed = 0
     /// Revisions pulled by clients since start, over open and closed connections.
     public var documentsPulled = 0
+    /// What keeps the listener from serving as configured while it runs (no users, a refused users or
+    /// certificate file), one line each.
+    public var problems: [String] = []
+    /// Users accepted with `auth = "basic"`; nil for other kinds of authentication.
+    public var users: Int?
 }
 
 /// Who holds an accepted connection, recorded when its upgrade is accepted.

@@ -66,13 +66,13 @@ extension SyncListener {
     }
 
     func authenticate(_ headers: HTTPFields) throws(Refusal) {
-        guard case .basic(let users) = settings.authentication else {
+        guard let users else {
             // `.none`, or `.clientCertificate`, which the TLS handshake already enforced.
             return
         }
         guard let header = headers[.authorization],
             let credentials = BasicCredentials(authorizationHeader: header),
-            credentials.matches(users)
+            credentials.matches(users.users)
         else {
             throw Refusal(
                 status: .unauthorized, message: "Login required",

@@ -53,8 +53,9 @@ public struct SyncListener: Service {
     let environment: Environment
     let bindAddress: String
     let tlsConfiguration: TLSConfiguration?
-    /// The certificate and key served on `wss://`; nil when TLS is off. Pairing payloads pin its digest.
-    public let identity: TLSIdentity?
+    let servedIdentity: ServedIdentity?
+    /// The users accepted with `auth = "basic"`; nil for other kinds of authentication.
+    public let users: ListenerUsers?
     let servedCollections: [String: [EdgeStore.CollectionName]]
     let state: ListenerState
     let startTime = Date()
@@ -85,8 +86,51 @@ public struct SyncListener: Service {
             }
         }
         servedCollections = collections
-        (identity, tlsConfiguration) = try Self.makeTLSConfiguration(settings, environment: environment, logger: logger)
+        (servedIdentity, tlsConfiguration) = try Self.makeTLSConfiguration(
+            settings, environment: environment, logger: logger)
+        if case .basic(let usersFile) = settings.authentication {
+            users = ListenerUsers(file: usersFile)
+        } else {
+            users = nil
+        }
         state = ListenerState(name: settings.name, databases: settings.databases)
+    }
+
+    /// The certificate and key new `wss://` connections get; nil when TLS is off. Pairing payloads pin its digest.
+    public var identity: TLSIdentity? {
+        servedIdentity?.identity
+    }
+
+    /// Files whose change `reloadFiles()` picks up: the users file, and the certificate files of `tls = "file"`.
+    public var reloadableFiles: [String] {
+        var files: [String] = []
+        if let users { files.append(users.file) }
+        switch settings.tls {
+        case .off, .selfSigned: break
+        case .pemFiles(let certificate, let privateKey): files += [certificate, privateKey]
+        case .pkcs12File(let path, _): files.append(path)
+        }
+        return files
+    }
+
+    /// Reads the users file and the certificate files again. What does not load is refused with a log line
+    /// and shown in `status()`, and what was in force before stays in force.
+    public func reloadFiles() {
+        if let users {
+            users.log(users.reload(), to: logger)
+        }
+        guard let servedIdentity else { return }
+        do {
+            guard let reloaded = try TLSIdentity.loadFromFiles(settings.tls) else { return }
+            guard reloaded.derBytes != servedIdentity.identity.derBytes || servedIdentity.problem != nil else { return }
+            servedIdentity.replace(with: reloaded)
+            let fingerprint = CertificateFingerprint(derBytes: reloaded.derBytes, algorithm: .sha256)
+            logger.info("certificate reloaded: new connections get it", metadata: ["sha256": "\(fingerprint.colonHex)"])
+        } catch {
+            let problem = "certificate files refused: \(error); the certificate loaded before is still served"
+            servedIdentity.refuse(problem)
+            logger.error("\(problem)")
+        }
     }
 
     /// The port the server listens on, once it runs (the configured one, or the system's pick for 0);
@@ -96,10 +140,16 @@ public struct SyncListener: Service {
     }
 
     public func status() async -> ListenerStatus {
-        await state.snapshot
+        var status = await state.snapshot
+        status.problems = [users?.problem, servedIdentity?.problem].compactMap { $0 }
+        status.users = users?.users.count
+        return status
     }
 
     public func run() async throws {
+        if let users {
+            users.logInitialCondition(to: logger)
+        }
         let state = self.state
         let application = Application(
             router: makeHTTPRouter(),
@@ -112,6 +162,15 @@ public struct SyncListener: Service {
         do {
             try await application.run()
             await state.serverEnded(failure: nil)
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+            // The rest of the node (ops endpoint, upstreams, other listeners) keeps running so that /health
+            // can say which port is taken; the listener is reported down until the node restarts.
+            let problem = SyncListenerError.portUnavailable(
+                listener: settings.name, address: bindAddress, port: settings.port,
+                inUse: error.errnoCode == EADDRINUSE)
+            logger.error("\(problem)")
+            await state.serverEnded(failure: problem)
+            try? await gracefulShutdown()
         } catch {
             await state.serverEnded(failure: error)
             throw error
@@ -138,7 +197,7 @@ public struct SyncListener: Service {
 
     private static func makeTLSConfiguration(
         _ settings: ListenerSettings, environment: Environment, logger: Logger
-    ) throws -> (TLSIdentity?, TLSConfiguration?) {
+    ) throws -> (ServedIdentity?, TLSConfiguration?) {
         let identity: TLSIdentity
         do {
             switch settings.tls {
@@ -151,17 +210,21 @@ public struct SyncListener: Service {
                 identity = try TLSIdentity.loadOrCreateSelfSigned(
                     directory: URL(fileURLWithPath: environment.dataDirectory).appendingPathComponent("identity").path,
                     commonName: environment.nodeName, logger: logger)
-            case .pemFiles(let certificate, let privateKey):
-                identity = try TLSIdentity.load(certificatePEMFile: certificate, keyPEMFile: privateKey)
-            case .pkcs12File(let path, let password):
-                identity = try TLSIdentity.load(pkcs12File: path, password: password?.value ?? "")
+            case .pemFiles, .pkcs12File:
+                identity = try TLSIdentity.loadFromFiles(settings.tls)!
             }
             var clientAuthentication = TLSIdentity.ClientAuthentication.none
             if case .clientCertificate(let authorities) = settings.authentication {
                 let roots = try ServerTrustPolicy.certificates(inFiles: authorities)
                 clientAuthentication = .required(trustedRoots: roots)
             }
-            return (identity, try identity.serverTLSConfiguration(clientAuthentication: clientAuthentication))
+            let served = ServedIdentity(identity)
+            var configuration = try identity.serverTLSConfiguration(clientAuthentication: clientAuthentication)
+            // A generated identity is never replaced while running: only files can change under the listener.
+            if settings.tls != .selfSigned {
+                served.install(in: &configuration)
+            }
+            return (served, configuration)
         } catch let error as SyncListenerError {
             throw error
         } catch {

@@ -10,6 +10,8 @@ public enum SyncListenerError: Error, Sendable, Equatable, CustomStringConvertib
     case invalidCollection(database: String, collection: String, reason: String)
     /// The TLS identity or trusted client roots could not be loaded.
     case tlsSetupFailed(listener: String, reason: String)
+    /// The port could not be bound: another process listens on it, or it is privileged.
+    case portUnavailable(listener: String, address: String, port: Int, inUse: Bool)
 
     public var description: String {
         switch self {
@@ -23,6 +25,13 @@ public enum SyncListenerError: Error, Sendable, Equatable, CustomStringConvertib
             "database '\(database)': invalid collection '\(collection)': \(reason)"
         case .tlsSetupFailed(let listener, let reason):
             "listener '\(listener)': TLS setup failed: \(reason)"
+        case .portUnavailable(let listener, let address, let port, inUse: true):
+            "listener '\(listener)': port \(port) on \(address) is already in use (another gateway or program "
+                + "listens there): stop it, or give this listener another port (port in its [[listener]], or "
+                + "EDGE_GATEWAY_LISTENER_\(listener.uppercased().replacingOccurrences(of: "-", with: "_"))_PORT)"
+        case .portUnavailable(let listener, let address, let port, inUse: false):
+            "listener '\(listener)': no permission to bind port \(port) on \(address): use a port above 1023, "
+                + "or grant the gateway CAP_NET_BIND_SERVICE"
         }
     }
 }

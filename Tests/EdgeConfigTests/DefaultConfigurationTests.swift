@@ -27,47 +27,51 @@ struct DefaultConfigurationTests {
         #expect(configuration.upstreams.isEmpty)
     }
 
-    @Test("the shipped site example validates once its referenced files exist")
-    func shippedExample() throws {
+    @Test("the shipped site configuration loads as it is, naming no file that must exist")
+    func shippedSiteConfiguration() throws {
+        let file = packageRoot.appendingPathComponent("config/edge-gateway.toml").path
+        let configuration = try ConfigurationLoader.load(
+            file: file, environment: ["EDGE_GATEWAY_DATA_DIR": "/srv/edge-data"])
+
+        #expect(configuration.node.dataDirectory == "/srv/edge-data")
+        #expect(configuration.ops == OpsSettings(address: "127.0.0.1", port: 4985))
+        #expect(configuration.databases.map(\.name) == ["inventory"])
+        let listener = try #require(configuration.listeners.first)
+        #expect(configuration.listeners.count == 1)
+        #expect(listener.tls == .selfSigned)
+        #expect(listener.authentication == .basic(usersFile: "/srv/edge-data/users.toml"))
+        #expect(listener.port == 4984)
+        #expect(configuration.upstreams.isEmpty)
+    }
+
+    @Test("users.example.toml is a valid users file")
+    func usersExample() throws {
+        let users = try UsersFile.read(path: packageRoot.appendingPathComponent("config/users.example.toml").path)
+        #expect(users.map(\.name) == ["store-app", "handheld-07"])
+    }
+
+    @Test("the commented [[upstream]] example is valid once uncommented and its password file exists")
+    func shippedUpstreamExample() throws {
         let directory = try TemporaryDirectory()
-        let example = try String(
-            contentsOf: packageRoot.appendingPathComponent("config/edge-gateway.toml"),
-            encoding: .utf8
-        )
-        let file = try directory.write("edge-gateway.toml", example)
-        try directory.write("tls/gateway.crt", "certificate")
-        try directory.write("tls/gateway.key", "key")
-        try directory.write(
-            "users.toml",
-            try String(
-                contentsOf: packageRoot.appendingPathComponent("config/users.example.toml"),
-                encoding: .utf8)
-        )
-        try directory.write("secrets/cloud.password", "s3cret\n")
+        let shipped = try String(
+            contentsOf: packageRoot.appendingPathComponent("config/edge-gateway.toml"), encoding: .utf8)
+        let exampleStart = try #require(shipped.range(of: "\n#[[upstream]]"))
+        // The example's settings are `#key = value` (no space); lines starting with "# " explain or show
+        // alternatives and stay comments.
+        let example = shipped[exampleStart.lowerBound...].split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in
+                line.range(of: #"^#(\[\[upstream\]\]|[a-z_0-9]+ = )"#, options: .regularExpression) != nil
+                    ? String(line.dropFirst()) : String(line)
+            }
+            .joined(separator: "\n")
+        let uncommented = shipped[..<exampleStart.lowerBound] + example
+        let passwordFile = try directory.write("secrets/cloud.password", "s3cret\n")
+        let file = try directory.write(
+            "edge-gateway.toml",
+            uncommented.replacingOccurrences(of: "/run/secrets/upstream_password", with: passwordFile))
 
         let configuration = try ConfigurationLoader.load(file: file, environment: [:])
 
-        #expect(configuration.node.name == "site-gateway")
-        #expect(
-            configuration.databases.map(\.collections) == [["_default._default", "store.orders"]])
-        #expect(
-            configuration.databases.first?.deltaRetention
-                == DeltaRetention(revisionBodies: 10, maximumAge: .seconds(7 * 86_400)))
-        let listener = try #require(configuration.listeners.first)
-        #expect(
-            listener.tls
-                == .pemFiles(
-                    certificate: "\(directory.path)/tls/gateway.crt",
-                    privateKey: "\(directory.path)/tls/gateway.key"))
-        guard case .basic(let users) = listener.authentication else {
-            Issue.record("expected basic authentication, got \(listener.authentication)")
-            return
-        }
-        #expect(users.map(\.name) == ["store-app", "handheld-07"])
-        #expect(
-            listener.serviceDiscovery
-                == ServiceDiscoverySettings(
-                    serviceType: "_edgegateway._tcp", instanceName: "Site gateway"))
         let upstream = try #require(configuration.upstreams.first)
         #expect(upstream.url.absoluteString == "wss://sync.example.com:4984/inventory")
         #expect(upstream.direction == .pushAndPull)

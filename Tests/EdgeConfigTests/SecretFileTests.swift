@@ -37,7 +37,7 @@ struct SecretFileTests {
             upstreamTOML(passwordFile: "missing.password"), baseDirectory: directory.path)
         #expect(error.line == 14)
         #expect(error.keyPath == "upstream \"cloud\".password_file")
-        #expect(error.message == "file not found: \(directory.path)/missing.password")
+        #expect(error.message.hasPrefix("file not found: \(directory.path)/missing.password; create it, or correct the path"))
     }
 
     @Test func emptyPasswordFileIsAnError() throws {
@@ -72,11 +72,12 @@ struct SecretFileTests {
 
     static let quickHashing = PasswordHash.Parameters(logRounds: 4, blockSize: 8, parallelism: 1)
 
-    @Test func usersFileIsLoadedWithHashes() throws {
+    /// The configuration names the users file; the running listener reads it (and re-reads it when it changes).
+    @Test func usersFileIsNamedAndReadWithHashes() throws {
         let directory = try TemporaryDirectory()
         let alice = try PasswordHash.make(password: "a-pass", parameters: Self.quickHashing)
         let bob = try PasswordHash.make(password: "b-pass", parameters: Self.quickHashing)
-        try directory.write(
+        let path = try directory.write(
             "users.toml",
             "[[user]]\nname = \"alice\"\npassword_hash = \"\(alice)\"\n[[user]]\nname = \"bob\"\npassword_hash = \"\(bob)\"\n"
         )
@@ -85,23 +86,18 @@ struct SecretFileTests {
                 of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
             baseDirectory: directory.path
         )
+        #expect(configuration.listeners.first?.authentication == .basic(usersFile: path))
         #expect(
-            configuration.listeners.first?.authentication
-                == .basic(users: [
-                    ListenerUser(name: "alice", passwordHash: alice),
-                    ListenerUser(name: "bob", passwordHash: bob),
-                ])
-        )
+            try UsersFile.read(path: path) == [
+                ListenerUser(name: "alice", passwordHash: alice),
+                ListenerUser(name: "bob", passwordHash: bob),
+            ])
     }
 
     @Test func usersFileRefusesPlainPasswords() throws {
         let directory = try TemporaryDirectory()
         let users = try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword = \"a-pass\"\n")
-        let error = try parseError(
-            minimalTOML.replacingOccurrences(
-                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
-            baseDirectory: directory.path
-        )
+        let error = try #require(throws: ConfigurationError.self) { try UsersFile.read(path: users) }
         #expect(error.source == users)
         #expect(error.line == 3)
         #expect(error.message.contains("plain passwords are not accepted"))
@@ -110,12 +106,8 @@ struct SecretFileTests {
 
     @Test func usersFileWithAMalformedHash() throws {
         let directory = try TemporaryDirectory()
-        try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword_hash = \"md5:abc\"\n")
-        let error = try parseError(
-            minimalTOML.replacingOccurrences(
-                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
-            baseDirectory: directory.path
-        )
+        let users = try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword_hash = \"md5:abc\"\n")
+        let error = try #require(throws: ConfigurationError.self) { try UsersFile.read(path: users) }
         #expect(error.keyPath == "user \"alice\".password_hash")
         #expect(error.message.hasPrefix("not an scrypt hash"))
     }
@@ -134,36 +126,32 @@ struct SecretFileTests {
         let directory = try TemporaryDirectory()
         let users = try directory.write(
             "users.toml", "[[user]]\nname = \"alice\"\npasword_hash = \"x\"\n")
-        let error = try parseError(
-            minimalTOML.replacingOccurrences(
-                of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
-            baseDirectory: directory.path
-        )
+        let error = try #require(throws: ConfigurationError.self) { try UsersFile.read(path: users) }
         #expect(error.source == users)
         #expect(error.line == 3)
         #expect(error.keyPath == "user[0].pasword_hash")
         #expect(error.allowedValues == ["name", "password_hash"])
     }
 
-    @Test func usersFileWithoutUsersIsAnError() throws {
+    @Test func missingOrEmptyUsersFileMeansNoUsersYet() throws {
         let directory = try TemporaryDirectory()
-        try directory.write("users.toml", "# nobody yet\n")
-        let error = try parseError(
+        #expect(try UsersFile.readIfPresent(path: directory.path + "/users.toml") == nil)
+        let empty = try directory.write("users.toml", "# nobody yet\n")
+        #expect(try UsersFile.readIfPresent(path: empty) == [])
+        let configuration = try parse(
             minimalTOML.replacingOccurrences(
                 of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
             baseDirectory: directory.path
         )
-        #expect(error.source == "test.toml")
-        #expect(error.line == 7)
-        #expect(error.keyPath == "listener \"lan\".users_file")
-        #expect(error.message.hasSuffix("defines no [[user]], so nobody could connect"))
+        #expect(configuration.listeners.first?.authentication == .basic(usersFile: empty))
     }
 
-    @Test func basicAuthWithoutUsersFile() throws {
-        let error = try parseError(
-            minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\""))
-        #expect(error.line == 4)
-        #expect(error.keyPath == "listener \"lan\".users_file")
+    @Test func basicAuthWithoutUsersFileUsesTheDataDirectory() throws {
+        let configuration = try parse(
+            "[node]\ndata_dir = \"/srv/gateway-data\"\n"
+                + minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"basic\""),
+            environment: ["EDGE_GATEWAY_DATA_DIR": "/var/lib/edge-gateway"])
+        #expect(configuration.listeners.first?.authentication == .basic(usersFile: "/var/lib/edge-gateway/users.toml"))
     }
 
     @Test func directoryInsteadOfFile() throws {

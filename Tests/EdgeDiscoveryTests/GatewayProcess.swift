@@ -17,8 +17,12 @@ struct GatewayFiles {
     var dataDirectory: URL { directory.appendingPathComponent("data") }
     var log: URL { directory.appendingPathComponent("gateway.log") }
 
-    /// A TLS listener on every address and a port the system picks, advertised with DNS-SD.
-    init(directory: URL, opsPort: Int, serviceType: String, instanceName: String) throws {
+    /// A TLS listener on every address and a port the system picks, advertised with DNS-SD; `tls` replaces
+    /// the listener's generated identity (the `tls = …` lines).
+    init(
+        directory: URL, opsPort: Int, serviceType: String, instanceName: String,
+        tls: String = "tls = \"self-signed\""
+    ) throws {
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try """
@@ -37,7 +41,7 @@ struct GatewayFiles {
             name = "lan"
             interface = "0.0.0.0"
             port = 0
-            tls = "self-signed"
+            \(tls)
             auth = "none"
             databases = ["inventory"]
             dns_sd = true

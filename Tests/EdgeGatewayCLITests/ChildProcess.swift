@@ -15,8 +15,11 @@ struct EdgeGatewayBinary {
     }
 
     /// Runs the binary to completion and collects its output.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
-        let process = try start(arguments, environment: environment)
+    /// - Parameter executable: runs this program instead (such as `setpriv`), which runs the binary in turn.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], executable: URL? = nil
+    ) async throws -> Outcome {
+        let process = try start(arguments, environment: environment, executable: executable)
         let output = process.standardOutputPipe.fileHandleForReading.readDataToEndOfFile()
         let error = process.standardErrorPipe.fileHandleForReading.readDataToEndOfFile()
         process.process.waitUntilExit()
@@ -33,9 +36,11 @@ struct EdgeGatewayBinary {
         let standardErrorPipe: Pipe
     }
 
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+    static func start(
+        _ arguments: [String], environment: [String: String] = [:], executable: URL? = nil
+    ) throws -> Running {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable ?? url
         process.arguments = arguments
         var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
         inherited.merge(environment) { _, new in new }

@@ -15,10 +15,17 @@ import FoundationNetworking
 
 @Suite("The sync listener's HTTP side")
 struct ListenerTests {
-    static let users = ListenerAuthentication.basic(users: [ListenerUser(
-            name: "alice",
-            passwordHash: try! PasswordHash.make(password: "s3cret", parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
-        )])
+    /// A users file with alice (password "s3cret"), written once for every test that authenticates.
+    static let users: ListenerAuthentication = {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("edge-users-\(UUID().uuidString).toml").path
+        try! UsersFile.write(
+            [ListenerUser(
+                name: "alice",
+                passwordHash: try! PasswordHash.make(password: "s3cret", parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
+            )],
+            to: file)
+        return .basic(usersFile: file)
+    }()
 
     /// A plain GET with optional Basic credentials, returning status, headers and body.
     static func get(

@@ -14,7 +14,7 @@ final class DiscoveryService: Service, HealthReporting {
     private enum State {
         /// Waiting for the listeners to bind.
         case preparing
-        case advertising(ServiceAdvertiser)
+        case advertising(ServiceAdvertiser, [ServiceAdvertisement])
         case failed(String)
         case stopped
     }
@@ -32,6 +32,55 @@ final class DiscoveryService: Service, HealthReporting {
     }
 
     func run() async throws {
+        let advertisements = await currentAdvertisements()
+        do {
+            let advertiser = try ServiceAdvertiser(advertisements: advertisements, logger: logger)
+            try advertiser.start()
+            state.withLock { $0 = .advertising(advertiser, advertisements) }
+            try? await gracefulShutdown()
+        } catch {
+            logger.warning("DNS-SD advertising unavailable; sync is not affected", metadata: ["reason": "\(error)"])
+            state.withLock { $0 = .failed("\(error)") }
+            try? await gracefulShutdown()
+        }
+        // The advertiser may have been replaced since (`refreshCertificates`): stop the one in force.
+        state.withLock { state in
+            if case .advertising(let advertiser, _) = state {
+                advertiser.stop()
+            }
+            state = .stopped
+        }
+    }
+
+    /// Advertises again when a listener's certificate was reloaded, so that the `s256` record a browsing app
+    /// pins is the one new connections get. The swap happens under the state lock, so that two reloads at
+    /// once (a poll and a SIGHUP) cannot leave two advertisers announcing the same name.
+    func refreshCertificates() async {
+        let advertisements = await currentAdvertisements()
+        let outcome: Result<Bool, any Error> = state.withLock { state in
+            guard case .advertising(let advertiser, let advertised) = state, advertisements != advertised else {
+                return .success(false)
+            }
+            do {
+                let replacement = try ServiceAdvertiser(advertisements: advertisements, logger: logger)
+                advertiser.stop()
+                try replacement.start()
+                state = .advertising(replacement, advertisements)
+                return .success(true)
+            } catch {
+                state = .failed("\(error)")
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .success(true): logger.info("DNS-SD records updated for the reloaded certificate")
+        case .success(false): break
+        case .failure(let error):
+            logger.warning("DNS-SD advertising unavailable; sync is not affected", metadata: ["reason": "\(error)"])
+        }
+    }
+
+    private func currentAdvertisements() async -> [ServiceAdvertisement] {
         var advertisements: [ServiceAdvertisement] = []
         for listener in listeners {
             guard let port = await listener.boundPort() else {
@@ -45,18 +94,7 @@ final class DiscoveryService: Service, HealthReporting {
                     "listener not advertised", metadata: ["listener": "\(listener.settings.name)", "reason": "\(error)"])
             }
         }
-        do {
-            let advertiser = try ServiceAdvertiser(advertisements: advertisements, logger: logger)
-            try advertiser.start()
-            state.withLock { $0 = .advertising(advertiser) }
-            try? await gracefulShutdown()
-            advertiser.stop()
-        } catch {
-            logger.warning("DNS-SD advertising unavailable; sync is not affected", metadata: ["reason": "\(error)"])
-            state.withLock { $0 = .failed("\(error)") }
-            try? await gracefulShutdown()
-        }
-        state.withLock { $0 = .stopped }
+        return advertisements
     }
 
     /// The TXT records let a browsing app choose and trust a gateway before connecting: which node, which
@@ -88,7 +126,7 @@ final class DiscoveryService: Service, HealthReporting {
             return [ComponentHealth(name: "dns-sd", kind: .discovery, status: .degraded, reason: reason)]
         case .stopped:
             return [ComponentHealth(name: "dns-sd", kind: .discovery, status: .degraded, reason: "stopped")]
-        case .advertising(let advertiser):
+        case .advertising(let advertiser, _):
             return [ComponentHealth(status: advertiser.status)]
         }
     }

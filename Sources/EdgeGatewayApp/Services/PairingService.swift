@@ -18,10 +18,19 @@ struct PairingService: Service {
     let listeners: [SyncListener]
     let nodeName: String
     let nodeID: NodeID
+    /// Set when this start generated the TLS identity: a fresh installation, whose operator needs to know how
+    /// to pair the first device.
+    let identityIsNew: Bool
     let logger: Logger
 
+    /// How an operator of the shipped container prints the QR code.
+    static let qrCodeHint =
+        "to pair a device, print the QR code with `docker compose exec gateway edge-gateway pair` "
+        + "(outside a container: `edge-gateway pair --config FILE`), or open /pairing.svg on the ops port"
+
     func run() async throws {
-        for entry in await entries() {
+        let entries = await entries()
+        for entry in entries {
             logger.info(
                 "pairing payload",
                 metadata: [
@@ -29,6 +38,9 @@ struct PairingService: Service {
                     "sha256": "\(entry.sha256)",
                 ]
             )
+        }
+        if identityIsNew, !entries.isEmpty {
+            logger.notice("\(Self.qrCodeHint)")
         }
         for listener in listeners where listener.identity == nil {
             logger.notice("listener has TLS off: there is no certificate digest to pair with", metadata: ["listener": "\(listener.settings.name)"])

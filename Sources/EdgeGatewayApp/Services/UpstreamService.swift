@@ -21,16 +21,33 @@ final class UpstreamService: Service, HealthReporting {
     let settings: UpstreamSettings
     let remoteUUID: String
     let replicator: ActiveReplicator
-    private let state = Mutex(State.starting)
+    private let state: Mutex<State>
     private let logger: Logger
+    private let dataDirectory: String
+    /// Why the trust store's current contents are not in force; nil when they are.
+    private let trustProblem = Mutex<String?>(nil)
+    private let trustChanges: AsyncStream<Void>
+    private let trustChanged: AsyncStream<Void>.Continuation
 
     init(settings: UpstreamSettings, database: DocumentDatabase, dataDirectory: String, logger: Logger) async throws {
         self.settings = settings
+        self.dataDirectory = dataDirectory
+        (trustChanges, trustChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         var logger = logger
         logger[metadataKey: "upstream"] = .string(settings.name)
         self.logger = logger
         let remoteUUID = try await UpstreamRemoteUUID.resolve(for: settings, in: database)
         self.remoteUUID = remoteUUID
+        // Without a pin yet the node still starts: the upstream waits, reported down, until `trust add` records
+        // one (the trust store is watched).
+        var tls: ClientTLSConfiguration?
+        do {
+            tls = try Self.clientTLSConfiguration(settings, dataDirectory: dataDirectory)
+            state = Mutex(.starting)
+        } catch let error as UpstreamSetupError {
+            state = Mutex(.failed("\(error)"))
+            logger.error("\(error)")
+        }
         replicator = ActiveReplicator(
             database: database,
             configuration: .init(
@@ -43,7 +60,7 @@ final class UpstreamService: Service, HealthReporting {
                 direction: ActiveReplicator.Direction(settings.direction),
                 continuous: settings.continuous,
                 authentication: Self.authentication(settings),
-                tls: try Self.clientTLSConfiguration(settings, dataDirectory: dataDirectory),
+                tls: tls,
                 heartbeat: settings.heartbeat,
                 conflictResolver: ActiveReplicator.ConflictResolver(settings.conflictResolver),
                 documentIDs: settings.documentIDs,
@@ -54,9 +71,38 @@ final class UpstreamService: Service, HealthReporting {
         )
     }
 
+    /// The trust store file, when this upstream trusts the pin recorded there (`server_trust = "trust-store"`).
+    var trustStoreFile: String? {
+        guard settings.serverTrust == .trustStore else { return nil }
+        return TrustedPeerStore(dataDirectory: dataDirectory).path
+    }
+
+    /// Reads the trust store again: the next connection uses its pin, and an upstream that stopped (a refused
+    /// certificate is not retried) starts again. A trust store that does not load leaves the previous pin.
+    func reloadTrust() async {
+        do {
+            let tls = try Self.clientTLSConfiguration(settings, dataDirectory: dataDirectory)
+            await replicator.replaceTLS(tls)
+            trustProblem.withLock { $0 = nil }
+            logger.info("trust store reloaded: the next connection uses its pin")
+            trustChanged.yield()
+        } catch {
+            let problem = "trust store refused: \(error); the pin read before stays in force"
+            trustProblem.withLock { $0 = problem }
+            logger.error("\(problem)")
+        }
+    }
+
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            await self.replicateWithRetries()
+            if case .starting = self.state.withLock({ $0 }) {
+                await self.replicateWithRetries()
+            }
+            for await _ in self.trustChanges {
+                guard case .failed = self.state.withLock({ $0 }) else { continue }
+                self.logger.info("upstream starts again with the changed trust store")
+                await self.replicateWithRetries()
+            }
         }
         // A finished one-shot replication or a permanent failure must not end the node (a returning service
         // would shut the whole group down): stay until shutdown.
@@ -103,7 +149,7 @@ final class UpstreamService: Service, HealthReporting {
             "lastSuccess": status.lastSuccess.map { .string($0.formatted(.iso8601)) } ?? .none,
             "lastError": status.lastError.map { .string($0) } ?? .none,
         ]
-        let (health, reason): (HealthStatus, String?) =
+        var (health, reason): (HealthStatus, String?) =
             switch state.withLock({ $0 }) {
             case .starting, .running, .finished: (.up, nil)
             case .waitingToRetry(let attempt, let error): (.degraded, "retrying after attempt \(attempt): \(error)")
@@ -111,6 +157,9 @@ final class UpstreamService: Service, HealthReporting {
             }
         if case .waitingToRetry = state.withLock({ $0 }) {
             details["activity"] = "offline"
+        }
+        if health == .up, let problem = trustProblem.withLock({ $0 }) {
+            (health, reason) = (.degraded, problem)
         }
         return [ComponentHealth(name: settings.name, kind: .upstream, status: health, reason: reason, details: details)]
     }

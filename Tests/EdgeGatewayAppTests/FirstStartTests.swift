@@ -35,12 +35,12 @@ struct FirstStartTests {
                 #expect(report.components.first { $0.kind == .store }?.status == .up)
             }
             let refusal = await gateway.pushError(user: "alice", password: "s3cret")
-            guard case .upgradeRefused(401, _, _, _) = refusal else {
+            guard case .upgradeRefused(_, 401, _, _, _) = refusal else {
                 Issue.record("expected 401, got \(String(describing: refusal))")
                 return
             }
             let anonymous = await gateway.pushError(user: nil, password: nil)
-            guard case .upgradeRefused(401, _, _, _) = anonymous else {
+            guard case .upgradeRefused(_, 401, _, _, _) = anonymous else {
                 Issue.record("expected 401, got \(String(describing: anonymous))")
                 return
             }
@@ -74,7 +74,7 @@ struct FirstStartTests {
         try await gateway.run { client in
             try await gateway.waitForListener(client) { $0.details["state"] == "running" }
             let before = await gateway.pushError(user: "alice", password: "s3cret")
-            guard case .upgradeRefused(401, _, _, _) = before else {
+            guard case .upgradeRefused(_, 401, _, _, _) = before else {
                 Issue.record("expected 401 before any user exists, got \(String(describing: before))")
                 return
             }
@@ -106,7 +106,7 @@ struct FirstStartTests {
             let empty = try await gateway.waitForListener(client) { $0.details["users"] == .integer(0) }
             #expect(empty.reason == Self.noUsersReason)
             let after = await gateway.pushError(user: "alice", password: "s3cret")
-            guard case .upgradeRefused(401, _, _, _) = after else {
+            guard case .upgradeRefused(_, 401, _, _, _) = after else {
                 Issue.record("expected 401 once the user is removed, got \(String(describing: after))")
                 return
             }
@@ -128,7 +128,7 @@ struct FirstStartTests {
             #expect(reason.hasPrefix("users file refused: \(gateway.usersFile)"))
             #expect(reason.hasSuffix("nobody can sign in until it is fixed"))
             let refusal = await gateway.pushError(user: "alice", password: "s3cret")
-            guard case .upgradeRefused(401, _, _, _) = refusal else {
+            guard case .upgradeRefused(_, 401, _, _, _) = refusal else {
                 Issue.record("expected 401, got \(String(describing: refusal))")
                 return
             }

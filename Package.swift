@@ -115,12 +115,22 @@ let package = Package(
         .target(
             name: "EdgeGatewayPairingKit",
             dependencies: [
+                "ConnectionFailure",
                 "PairingURI",
                 "EdgeIdentity",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
+        // A failed TCP connection in words, for the dialer's and the pairing probe's errors.
+        .target(
+            name: "ConnectionFailure",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
 
@@ -171,6 +181,7 @@ let package = Package(
         .target(
             name: "UpstreamDialer",
             dependencies: [
+                "ConnectionFailure",
                 "EdgeIdentity",
                 "FlushCoalescing",
                 .product(name: "Logging", package: "swift-log"),

@@ -450,6 +450,10 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayCLI", "EdgeGatewayTestSupport", "UpstreamStandIns", "EdgeIdentity",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // In-process gateways beside the binary: `db import` into a running gateway's data directory.
+                "EdgeGatewayApp", "EdgeConfig",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

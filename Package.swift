@@ -54,6 +54,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         // zlib, for BLIP's raw-deflate streams and CRC-32.
@@ -306,6 +308,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
 
@@ -332,6 +337,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             linkerSettings: releaseLinkerSettings
+        ),
+
+        // Times `/metrics` scrapes of an in-process gateway holding 1,000 open connections (BENCHMARKS.md).
+        .executableTarget(
+            name: "MetricsScrapeBenchmark",
+            dependencies: [
+                "EdgeGatewayApp",
+                "EdgeConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // A child process that writes to the store until it is killed; kill-safety tests drive it.
@@ -461,6 +479,10 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayCLI", "EdgeGatewayTestSupport", "UpstreamStandIns", "EdgeIdentity",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // In-process gateways beside the binary: `db import` into a running gateway's data directory.
+                "EdgeGatewayApp", "EdgeConfig",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -51,12 +51,14 @@ extension ActiveReplicatorSession {
                 logger.info(
                     "the upstream has a conflicting revision",
                     metadata: ["doc": "\(proposal.change.docID)", "current": "\(current.map(\.description) ?? "?")"])
+                replicator.counters.countConflict()
                 await replicator.recordCompleted(1)
             }
         }
         if !retries.isEmpty {
             let (acceptedRetries, stillConflicting) = try await propose(retries)
             accepted += acceptedRetries
+            for _ in stillConflicting { replicator.counters.countConflict() }
             await replicator.recordCompleted(stillConflicting.count)
         }
         return accepted
@@ -80,15 +82,18 @@ extension ActiveReplicatorSession {
             preparing: { proposal, revision in try await self.revisionRequest(proposal.change, revision) },
             finishing: { outcomes in
                 var completed = 0
+                var bytes = 0
                 for (change, outcome) in outcomes {
                     switch outcome {
                     case .success:
                         completed += 1
+                        bytes += change.bodySize
                     case .failure(let error):
                         await self.recordPushFailure(
                             change, reason: "rev refused: \(error.domain) \(error.code) \(error.message)")
                     }
                 }
+                self.replicator.counters.countPushed(documents: completed, bytes: bytes)
                 await self.replicator.recordCompleted(completed)
             })
     }
@@ -172,6 +177,7 @@ extension ActiveReplicatorSession {
     /// push; it is pushed again once it changes.
     private nonisolated func recordPushFailure(_ change: Change, reason: String) async {
         logger.warning("the upstream refused a pushed revision", metadata: ["doc": "\(change.docID)", "reason": "\(reason)"])
+        replicator.counters.countRejectedPush()
         await replicator.recordError("\(change.docID): \(reason)")
         await replicator.recordCompleted(1)
     }

@@ -143,24 +143,37 @@ extension DocumentDatabase {
                 ?? RevisionTree()
             let parent = try Self.parentForNewRevision(
                 docID, requested: parentRevID, existing: existing, tree: tree)
-            if deleted, let parent, tree[parent]?.deleted == true {
-                throw StoreError.documentNotFound(docID: docID)
-            }
-            guard (parent?.generation ?? 0) < UInt32.max else {
-                throw StoreError.invalidRevisionHistory(
-                    docID: docID, reason: "generation limit reached")
-            }
-            let revID = RevisionID.minted(
-                parent: parent, deleted: deleted, canonicalBody: canonicalBody)
-            let node = RevisionNode(
-                revID: revID, parent: parent, deleted: deleted, hasBody: true, storedAt: storage.now
-            )
-            let sequence = try storage.store(
-                docID: docID, collectionID: collectionID, existing: existing, tree: tree,
-                adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests)])
+            let saved = try Self.storeNewRevision(
+                docID, body: body, blobDigests: blobDigests, canonicalBody: canonicalBody, parent: parent,
+                deleted: deleted, collectionID: collectionID, existing: existing, tree: tree, storage: &storage)
             try storage.finish()
-            return SavedRevision(revID: revID, sequence: sequence)
+            return saved
         }
+    }
+
+    /// Adds a minted revision on top of `parent` inside the caller's write transaction; the caller finishes
+    /// `storage`.
+    static func storeNewRevision(
+        _ docID: String, body: Data, blobDigests: Set<String>, canonicalBody: Data, parent: RevisionID?,
+        deleted: Bool, collectionID: Int64, existing: DocumentRow?, tree: RevisionTree,
+        storage: inout DocumentRevisionStorage
+    ) throws -> SavedRevision {
+        if deleted, let parent, tree[parent]?.deleted == true {
+            throw StoreError.documentNotFound(docID: docID)
+        }
+        guard (parent?.generation ?? 0) < UInt32.max else {
+            throw StoreError.invalidRevisionHistory(
+                docID: docID, reason: "generation limit reached")
+        }
+        let revID = RevisionID.minted(
+            parent: parent, deleted: deleted, canonicalBody: canonicalBody)
+        let node = RevisionNode(
+            revID: revID, parent: parent, deleted: deleted, hasBody: true, storedAt: storage.now
+        )
+        let sequence = try storage.store(
+            docID: docID, collectionID: collectionID, existing: existing, tree: tree,
+            adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests)])
+        return SavedRevision(revID: revID, sequence: sequence)
     }
 
     private static func parentForNewRevision(

@@ -20,6 +20,8 @@ public final class DocumentDatabase: Sendable {
     let configuration: StoreConfiguration
     let pool: DatabasePool
     let commits = CommitNotifier()
+    /// Told how long each write transaction took, commit included (the gateway's metrics).
+    public let commitDurations = CommitDurationObserver()
     let collectionIDs = CollectionIDCache()
 
     init(name: String, path: String, blobDirectory: URL, configuration: StoreConfiguration)
@@ -65,11 +67,13 @@ public final class DocumentDatabase: Sendable {
         -> T
     {
         let result: T
+        let start = ContinuousClock.now
         do {
             result = try await pool.write(body)
         } catch {
             throw StoreError(mapping: error, path: path)
         }
+        commitDurations.record(ContinuousClock.now - start)
         commits.didCommit()
         return result
     }

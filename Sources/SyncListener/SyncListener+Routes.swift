@@ -57,8 +57,10 @@ extension SyncListener {
         guard let subprotocol = ReplicationSubprotocol.select(offered: offered) else {
             throw Refusal(status: .forbidden, message: ReplicationSubprotocol.mismatchMessage())
         }
+        let databaseTotals = state.databaseTotals[database.name] ?? state.totals
         return AcceptedSync(
-            database: database, subprotocol: subprotocol, counters: ReplicationCounters(aggregatingInto: state.totals))
+            database: database, subprotocol: subprotocol,
+            counters: ReplicationCounters(aggregatingInto: databaseTotals))
     }
 
     static func isWebSocketUpgrade(_ headers: HTTPFields) -> Bool {

@@ -38,10 +38,14 @@ final class StoreService: Service, HealthReporting {
         // The sweep stops as soon as shutdown begins; a sweep in flight is one write transaction, which
         // finishes or rolls back as a whole.
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.maintenanceInterval)
-                guard !Task.isCancelled else { break }
-                await self.sweep()
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.watchOtherProcessesCommits() }
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.maintenanceInterval)
+                    guard !Task.isCancelled else { break }
+                    await self.sweep()
+                }
+                group.cancelAll()
             }
         }
         for database in databases {

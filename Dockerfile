@@ -61,29 +61,39 @@ COPY ${PREBUILT_DIR}/ /
 # hadolint ignore=DL3006
 FROM binary-${BINARY_SOURCE} AS binary
 
+# The CA roots for upstreams with public certificates. The gateway reads only the bundle
+# (/etc/ssl/certs/ca-certificates.crt, where NIOSSL looks first); the ca-certificates package would also
+# bring the openssl tool and libssl (8.7 MB) into the runtime stage just to build it, so it is built here.
+FROM ${BASE_IMAGE} AS ca-roots
+# DL3008: as in the runtime stage below.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+
 FROM ${BASE_IMAGE} AS runtime
-# Runtime libraries only: SQLite and zlib now; Avahi's client (DNS-SD through the host's avahi-daemon over
-# D-Bus) and libqrencode (pairing QR codes) for the discovery and pairing features; CA roots for
-# upstreams with public certificates. `apt-get clean` is a no-op on the official base (its apt keeps no
-# caches) but keeps a substituted BASE_IMAGE from leaving package caches in the layer.
+# Runtime libraries only: SQLite and zlib; Avahi's client (DNS-SD through the host's avahi-daemon over
+# D-Bus) and libqrencode (pairing QR codes). `apt-get clean` is a no-op on the official base (its apt keeps
+# no caches) but keeps a substituted BASE_IMAGE from leaving package caches in the layer; apt's and dpkg's
+# logs and backup files are of no use in an image.
 # DL3008 (pin apt versions): BASE_IMAGE pins the Debian release and its security updates should flow in;
 # exact versions would break the build at every Debian point release.
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates \
         libavahi-client3 \
         libqrencode4 \
         libsqlite3-0 \
         zlib1g \
     && apt-get clean \
-    && rm -rf /var/lib/apt/lists/* \
+    && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log /var/cache/debconf/*-old /var/lib/dpkg/*-old \
     && groupadd --gid 1000 edge-gateway \
     && useradd --uid 1000 --gid 1000 --no-create-home --home-dir /var/lib/edge-gateway \
         --shell /usr/sbin/nologin edge-gateway \
     && install -d -o edge-gateway -g edge-gateway -m 0750 /var/lib/edge-gateway \
     && install -d -m 0755 /etc/edge-gateway
 
+COPY --from=ca-roots /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=binary / /opt/edge-gateway/
 COPY config/edge-gateway.toml /etc/edge-gateway/edge-gateway.toml
 
@@ -92,9 +102,9 @@ ENV PATH=/opt/edge-gateway:$PATH \
     EDGE_GATEWAY_DATA_DIR=/var/lib/edge-gateway \
     EDGE_GATEWAY_OPS_ADDRESS=0.0.0.0
 
-# Data: databases, blobs, the TLS identity, remote UUIDs and replication checkpoints. Config: the TOML file
-# (and, later, users); mount it read-only. A new named volume starts as a copy of the image's content, so
-# the data directory keeps its uid 1000 ownership.
+# Data: databases, blobs, the TLS identity, the node ID, the users file, remote UUIDs and replication
+# checkpoints. Config: the TOML file only (the gateway never writes there); mount it read-only. A new named
+# volume starts as a copy of the image's content, so the data directory keeps its uid 1000 ownership.
 VOLUME ["/var/lib/edge-gateway", "/etc/edge-gateway"]
 WORKDIR /var/lib/edge-gateway
 USER 1000:1000

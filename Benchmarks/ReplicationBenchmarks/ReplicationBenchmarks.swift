@@ -123,6 +123,12 @@ struct GatewayProcess {
 
 let gatewayCPU = BenchmarkMetric.custom("Gateway CPU (ms)", polarity: .prefersSmaller, useScalingFactor: false)
 let gatewayPeakRSS = BenchmarkMetric.custom("Gateway peak RSS (MB)", polarity: .prefersSmaller, useScalingFactor: false)
+/// `PullerCounters.waitingForPeer`: how long the puller had nothing to do but wait for the gateway.
+let pullerWaitingForGateway = BenchmarkMetric.custom(
+    "Puller waiting for the gateway (ms)", polarity: .prefersSmaller, useScalingFactor: false)
+/// `PullerCounters.partialInsertionBatches`: batches the puller inserted after its 20 ms delay ran out.
+let partialInsertionBatches = BenchmarkMetric.custom(
+    "Puller batches cut short by the 20 ms delay", polarity: .prefersSmaller, useScalingFactor: false)
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -166,7 +172,10 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark(
         "Serve to a LiteCore-shaped puller: 100,000 docs of 1 KB, gateway in a child process (ws://)",
         configuration: .init(
-            metrics: [.wallClock, .cpuTotal, .peakMemoryResident, gatewayCPU, gatewayPeakRSS],
+            metrics: [
+                .wallClock, .cpuTotal, .peakMemoryResident, gatewayCPU, gatewayPeakRSS, pullerWaitingForGateway,
+                partialInsertionBatches,
+            ],
             timeUnits: .milliseconds, maxDuration: .seconds(300), maxIterations: 3)
     ) { benchmark in
         let servedDirectory = temporaryDirectory("served-child")
@@ -190,6 +199,9 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
             benchmark.measurement(gatewayCPU, gateway.cpuMilliseconds - cpuBefore)
             benchmark.measurement(gatewayPeakRSS, gateway.peakResidentBytes / 1_000_000)
+            let waited = report.counters.waitingForPeer.components
+            benchmark.measurement(pullerWaitingForGateway, Int(waited.seconds * 1_000 + waited.attoseconds / 1_000_000_000_000_000))
+            benchmark.measurement(partialInsertionBatches, report.counters.partialInsertionBatches)
             guard report.counters.revsReceived == documentCount else {
                 fatalError("pulled \(report.counters.revsReceived) of \(documentCount)")
             }

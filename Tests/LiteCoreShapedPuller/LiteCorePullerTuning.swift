@@ -27,8 +27,9 @@ public struct LiteCorePullerTuning: Sendable, Hashable {
     public var insertionDelay = Duration.milliseconds(20)
     /// `kDefaultMaxHistory`, announced as `maxHistory` in every `changes` reply.
     public var maxHistory = 50
-    /// `kDefaultCheckpointSaveDelay`: a changed checkpoint is saved at most this long after it changed while
-    /// the replication is busy; it is saved at once when the replication becomes idle or stops.
+    /// `kDefaultCheckpointSaveDelay`: while pulling, a changed checkpoint is saved this often; it is saved again
+    /// when the pull stops. (LiteCore also saves at once whenever a continuous replication goes idle; this
+    /// puller does not.)
     public var checkpointSaveDelay = Duration.seconds(5)
 
     public init() {}

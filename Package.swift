@@ -38,6 +38,8 @@ let package = Package(
         .library(name: "SyncListener", targets: ["SyncListener"]),
         .library(name: "UpstreamDialer", targets: ["UpstreamDialer"]),
         .library(name: "EdgeGatewayPairingKit", targets: ["EdgeGatewayPairingKit"]),
+        // Test and benchmark harness only (issue 17): a puller with Couchbase Lite 3.2.4's flow control.
+        .library(name: "LiteCoreShapedPuller", targets: ["LiteCoreShapedPuller"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -378,6 +380,20 @@ let package = Package(
             path: "Tests/UpstreamStandIns"
         ),
 
+        // A puller that behaves as Couchbase Lite 3.2.4's, for tests and the Benchmarks package (issue 17).
+        .target(
+            name: "LiteCoreShapedPuller",
+            dependencies: [
+                "BLIPCodec",
+                "BLIPConnection",
+                "EdgeStore",
+                "ReplicationProtocol",
+                "UpstreamDialer",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/LiteCoreShapedPuller"
+        ),
+
         .testTarget(
             name: "FlushCoalescingTests",
             dependencies: [
@@ -429,6 +445,7 @@ let package = Package(
                 "BLIPConnection",
                 "BLIPCodec",
                 "ReplicationProtocol",
+                "LiteCoreShapedPuller",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -242,7 +242,9 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The REST API's OpenAPI document, served at /_openapi.json.
+            resources: [.copy("Resources/openapi.json")]
         ),
 
         // Couchbase-style document store on SQLite: revision trees, changes, local docs, blobs.

@@ -74,7 +74,7 @@ extension SyncListener {
         }
         guard let header = headers[.authorization],
             let credentials = BasicCredentials(authorizationHeader: header),
-            credentials.matches(users.users)
+            verifiedCredentials.matches(credentials, users.users)
         else {
             throw Refusal(
                 status: .unauthorized, message: "Login required",
@@ -108,9 +108,10 @@ extension SyncListener {
             ]
             return Self.jsonResponse(info)
         }
-        router.get("/{db}/_blipsync") { request, context in
+        // One parameter name at this depth for every route, so that the router's tree has one branch for it.
+        router.get("/{keyspace}/_blipsync") { request, context in
             do throws(Refusal) {
-                _ = try await validateSync(headers: request.headers, databaseName: context.parameters.get("db"))
+                _ = try await validateSync(headers: request.headers, databaseName: context.parameters.get("keyspace"))
                 // Upgrades that the listener judged never get here: they are upgraded or answered with their
                 // refusal. What is left asked for an upgrade that NIO's WebSocket upgrader would not attempt.
                 return Refusal(
@@ -121,10 +122,12 @@ extension SyncListener {
                 return error.response
             }
         }
-        router.get("/{db}") { request, context in
+        addRESTRoutes(to: router)
+        guard settings.restAPI == .off else { return router }
+        router.get("/{keyspace}") { request, context in
             do {
                 try authenticate(request.headers)
-                let database = try await servedDatabase(context.parameters.get("db"))
+                let database = try await servedDatabase(context.parameters.get("keyspace"))
                 let lastSequence = try await database.lastSequence()
                 let info: JSONValue = [
                     "db_name": .string(database.name),

@@ -7,20 +7,23 @@ import Synchronization
 /// `Authorization` header on every request pays one derivation (about 100 ms with the standard parameters)
 /// per five minutes instead of one per request.
 ///
-/// Entries are keyed on a SHA-256 of the user name, the password and the user's stored hash (with its salt):
-/// a password changed or a user removed in the users file stops matching at once. Only successes are kept;
-/// failed and unknown-user attempts always cost a full derivation.
+/// Entries are keyed on an HMAC, under a key drawn at start and never stored, of the user name, the password and
+/// the user's stored hash (with its salt): a password changed or a user removed in the users file stops matching
+/// at once, and the keys are no faster a way to guess a password than the scrypt hashes themselves. Only successes
+/// are kept; failed and unknown-user attempts always cost a full derivation.
 final class VerifiedCredentialsCache: Sendable {
     static let capacity = 1024
     static let lifetime = Duration.seconds(300)
 
-    private let verified = Mutex<[SHA256Digest: ContinuousClock.Instant]>([:])
+    private let verified = Mutex<[HashedAuthenticationCode<SHA256>: ContinuousClock.Instant]>([:])
+    private let secret = SymmetricKey(size: .bits256)
 
     func matches(_ credentials: BasicCredentials, _ users: [ListenerUser]) -> Bool {
         guard let user = users.first(where: { $0.name == credentials.user }) else {
             return credentials.matches(users)
         }
-        let key = SHA256.hash(data: Data("\(user.name)\u{0}\(credentials.password)\u{0}\(user.passwordHash)".utf8))
+        let key = HMAC<SHA256>.authenticationCode(
+            for: Data("\(user.name)\u{0}\(credentials.password)\u{0}\(user.passwordHash)".utf8), using: secret)
         let now = ContinuousClock.now
         if verified.withLock({ $0[key].map { now < $0 } ?? false }) {
             return true

@@ -138,8 +138,7 @@ struct LoadTests {
     @Test(
         "a soak of clients connecting, syncing and disconnecting leaves memory, descriptors and threads as they were",
         .disabled(
-            "fails today: after 5 cycles of 200 clients RSS grew 106 → 146 MiB and threads 15 → 22 (fds steady); "
-                + "see RELIABILITY.md, not yet investigated"))
+            "fails today: after 5 cycles of 200 clients RSS grew 106 → 146 MiB, threads 15 → 22 (see RELIABILITY.md)"))
     func soak() async throws {
         let root = try reliabilityDirectory("soak")
         defer { try? FileManager.default.removeItem(at: root) }

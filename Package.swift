@@ -526,6 +526,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Faults and load end to end against the real binary: SIGKILL mid-sync, disk full, restart, load.
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: [
+                "EdgeGatewayCLI",
+                "EdgeGatewayTestSupport",
+                "EdgeReplication",
+                "EdgeStore",
+                "ReplicationProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "EdgeGatewayAppTests",
             dependencies: [

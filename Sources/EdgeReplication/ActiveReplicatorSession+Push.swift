@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import UpstreamDialer
 
 // Pushing: local changes are proposed in batches, accepted ones sent as `rev`s (spec §3.6, §3.7).
 extension ActiveReplicatorSession {
@@ -88,6 +89,12 @@ extension ActiveReplicatorSession {
                     case .success:
                         completed += 1
                         bytes += change.bodySize
+                    case .failure(let error)
+                    where error.domain == "HTTP" && UpstreamDialError.transientHTTPStatuses.contains(error.code):
+                        // As Couchbase Lite does: a transient refusal (a full disk upstream answers 503) is not
+                        // skipped; the batch stays unacknowledged, the connection ends and the retry resends it.
+                        throw ActiveReplicatorError.peerRefused(
+                            request: "rev", domain: error.domain, code: error.code, message: error.message)
                     case .failure(let error):
                         await self.recordPushFailure(
                             change, reason: "rev refused: \(error.domain) \(error.code) \(error.message)")

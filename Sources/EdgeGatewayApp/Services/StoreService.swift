@@ -81,12 +81,33 @@ final class StoreService: Service, HealthReporting {
             do {
                 try await database.probeWritable()
                 let sequence = try await database.lastSequence()
+                // Taking the write lock needs no space; a write refused for space is what tells the disk is full.
+                if database.isDiskFull {
+                    reports.append(
+                        ComponentHealth(
+                            name: database.name,
+                            kind: .store,
+                            status: .degraded,
+                            reason: "disk full: writes are refused until space is freed; reads and pulls still work",
+                            details: ["writable": false, "lastSequence": .integer(Int(sequence))]
+                        )
+                    )
+                    continue
+                }
                 reports.append(
                     ComponentHealth(
                         name: database.name,
                         kind: .store,
                         status: .up,
                         details: ["writable": true, "lastSequence": .integer(Int(sequence))]
+                    )
+                )
+            } catch StoreError.diskFull {
+                reports.append(
+                    ComponentHealth(
+                        name: database.name, kind: .store, status: .degraded,
+                        reason: "disk full: writes are refused until space is freed; reads and pulls still work",
+                        details: ["writable": false]
                     )
                 )
             } catch {

@@ -83,6 +83,9 @@ extension RESTError {
             self = .badRequest(reason)
         case .cancelled:
             self = RESTError(status: .serviceUnavailable, error: "Service Unavailable", reason: "the request was cancelled")
+        case .diskFull:
+            // As the replication protocol answers it: a retry succeeds once space is freed.
+            self = RESTError(status: .serviceUnavailable, error: "Service Unavailable", reason: "disk full")
         case .blobWriterClosed, .corruptDatabase, .io, .sqlite:
             self = RESTError(status: .internalServerError, error: "Internal Server Error", reason: "storage failure")
         }

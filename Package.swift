@@ -471,12 +471,13 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeStoreTests",
-            dependencies: ["EdgeStore", "StoreCrashProbe"]
+            dependencies: ["EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeIdentityTests",
             dependencies: [
                 "EdgeIdentity",
+                "EdgeGatewayTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Logging
@@ -29,7 +30,7 @@ struct DiskFullTests {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerialized()
         process.waitUntilExit()
         return process.terminationStatus
     }

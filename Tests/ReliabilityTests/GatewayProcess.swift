@@ -68,7 +68,7 @@ struct GatewayProcess {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runSerialized()
         self.process = process
         // A debug build on a busy machine can take several seconds to open its stores and bind.
         for _ in 0..<600 {

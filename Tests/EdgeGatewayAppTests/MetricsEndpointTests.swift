@@ -34,27 +34,9 @@ struct MetricsEndpointTests {
 
                 #expect(try Self.upgradeStatus(port: port, path: "/no-such-db/_blipsync") == 404)
 
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "edge-metrics-\(UUID().uuidString)")
-                defer { try? FileManager.default.removeItem(at: directory) }
-                let seed = try DocumentStore(dataDirectory: directory)
-                let database = try await seed.database(named: "inventory")
-                for index in 0..<25 {
-                    try await database.save("doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil)
-                }
-                try database.close()
-                let configuration = try ConfigurationLoader.parse(
-                    toml: """
-                        [node]
-                        name = "edge"
-                        data_dir = "\(directory.path)"
-
-                        [ops]
-                        address = "127.0.0.1"
-                        port = 0
-
-                        [[database]]
-                        name = "inventory"
+                let directory = try await seededInventoryDirectory(documents: 25)
+                try await withTemporaryGateway(
+                    extraTOML: """
 
                         [[upstream]]
                         name = "hub"
@@ -62,34 +44,34 @@ struct MetricsEndpointTests {
                         url = "ws://127.0.0.1:\(port)/inventory"
                         type = "push"
                         continuous = false
-                        """,
-                    source: "test", environment: [:], overrides: ConfigurationOverrides())
-                let edge = try await buildApplication(configuration: configuration, logger: Logger(label: "edge"))
-                try await edge.test(.live) { edgeClient in
-                    try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
-                        $0.details["completed"] == .integer(25)
+                        """, dataDirectory: directory
+                ) { edge in
+                    try await edge.test(.live) { edgeClient in
+                        try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
+                            $0.details["completed"] == .integer(25)
+                        }
+                        let edgeMetrics = try await Self.scrape(edgeClient)
+                        let upstream = ["upstream": "hub", "database": "inventory"]
+                        #expect(
+                            edgeMetrics.value("edgegateway_upstream_documents_total", upstream.merging(["direction": "sent"]) { $1 })
+                                == 25)
+                        #expect(
+                            edgeMetrics.value(
+                                "edgegateway_upstream_documents_total", upstream.merging(["direction": "received"]) { $1 })
+                                == 0)
+                        #expect(
+                            (edgeMetrics.value("edgegateway_upstream_bytes_total", upstream.merging(["direction": "sent"]) { $1 })
+                                ?? 0) >= 25 * 6)
+                        #expect((edgeMetrics.value("edgegateway_upstream_last_success_timestamp_seconds", upstream) ?? 0)
+                            > Date().timeIntervalSince1970 - 120)
+                        #expect(edgeMetrics.value("edgegateway_upstream_retries_total", upstream) == 0)
+                        let lag = try #require(edgeMetrics.value("edgegateway_upstream_checkpoint_lag_sequences", upstream))
+                        #expect(lag >= 0 && lag <= 25)
+                        let activities = edgeMetrics.filter { $0.name == "edgegateway_upstream_activity" }
+                        #expect(activities.count == 5)
+                        #expect(activities.map(\.value).reduce(0, +) == 1)
+                        #expect(edgeMetrics.value("edgegateway_store_documents", ["database": "inventory"]) == 25)
                     }
-                    let edgeMetrics = try await Self.scrape(edgeClient)
-                    let upstream = ["upstream": "hub", "database": "inventory"]
-                    #expect(
-                        edgeMetrics.value("edgegateway_upstream_documents_total", upstream.merging(["direction": "sent"]) { $1 })
-                            == 25)
-                    #expect(
-                        edgeMetrics.value(
-                            "edgegateway_upstream_documents_total", upstream.merging(["direction": "received"]) { $1 })
-                            == 0)
-                    #expect(
-                        (edgeMetrics.value("edgegateway_upstream_bytes_total", upstream.merging(["direction": "sent"]) { $1 })
-                            ?? 0) >= 25 * 6)
-                    #expect((edgeMetrics.value("edgegateway_upstream_last_success_timestamp_seconds", upstream) ?? 0)
-                        > Date().timeIntervalSince1970 - 120)
-                    #expect(edgeMetrics.value("edgegateway_upstream_retries_total", upstream) == 0)
-                    let lag = try #require(edgeMetrics.value("edgegateway_upstream_checkpoint_lag_sequences", upstream))
-                    #expect(lag >= 0 && lag <= 25)
-                    let activities = edgeMetrics.filter { $0.name == "edgegateway_upstream_activity" }
-                    #expect(activities.count == 5)
-                    #expect(activities.map(\.value).reduce(0, +) == 1)
-                    #expect(edgeMetrics.value("edgegateway_store_documents", ["database": "inventory"]) == 25)
                 }
 
                 let after = try await Self.scrape(hubClient)

@@ -21,13 +21,7 @@ struct StrictUpstreamAppTests {
         documents: Int, upstreamTOML: String,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-strict-\(UUID().uuidString)")
-        let seed = try DocumentStore(dataDirectory: directory)
-        let database = try await seed.database(named: "inventory")
-        for index in 0..<documents {
-            try await database.save("doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil)
-        }
-        try database.close()
+        let directory = try await seededInventoryDirectory(documents: documents)
         try await withTemporaryGateway(extraTOML: "\n" + upstreamTOML, dataDirectory: directory) { edge in
             try await edge.test(.live) { client in try await body(client) }
         }

@@ -67,6 +67,9 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
 
+        // The C library's allocator, to hand freed memory back to the system.
+        .systemLibrary(name: "CMalloc"),
+
         // libqrencode, for pairing QR codes.
         .systemLibrary(
             name: "CQREncode",
@@ -295,6 +298,7 @@ let package = Package(
         .target(
             name: "EdgeGatewayApp",
             dependencies: [
+                "CMalloc",
                 "EdgeConfig",
                 "EdgeStore",
                 "SyncListener",

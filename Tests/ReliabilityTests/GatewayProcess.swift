@@ -115,9 +115,13 @@ struct GatewayProcess {
         var peakResidentKiB = 0
         var fileDescriptors = 0
         var threads = 0
+        /// How many threads bear each name, so that a growing count says whose threads they are.
+        var threadNames: [String: Int] = [:]
 
         var description: String {
-            "RSS \(residentKiB / 1024) MiB (peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, \(threads) threads"
+            let names = threadNames.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+            return "RSS \(residentKiB / 1024) MiB (peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, "
+                + "\(threads) threads (\(names))"
         }
     }
 
@@ -136,6 +140,10 @@ struct GatewayProcess {
             }
         }
         usage.fileDescriptors = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? "?"
+            usage.threadNames[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += 1
+        }
         return usage
     }
 

@@ -144,8 +144,10 @@ struct LoadTests {
     @Test(
         "a soak of clients connecting, syncing and disconnecting leaves memory, descriptors and threads as they were",
         .disabled(
-            "fails on memory: after 3 warm-up cycles of 200 clients, 10 more in 120 s: descriptors 33 → 33, threads "
-                + "14 → 14, RSS 70 → 86 MiB (+23 %); no upward trend cycle to cycle (see RELIABILITY.md)"))
+            """
+            fails on memory: after 3 warm-up cycles of 200 clients, 10 more in 120 s: descriptors 33 → 33, threads \
+            14 → 14, RSS 70 → 86 MiB (+23 %); no upward trend cycle to cycle (see RELIABILITY.md)
+            """))
     func soak() async throws {
         let root = try reliabilityDirectory("soak")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -45,7 +45,7 @@ extension SyncListener {
     ///
     /// The capacity check here is advisory; `judgeUpgrade` reserves the slot atomically.
     func validateSync(headers: HTTPFields, databaseName: String?) async throws(Refusal) -> AcceptedSync {
-        try authenticate(headers)
+        try await authenticate(headers)
         let database = try await servedDatabase(databaseName)
         guard await state.activeConnections < settings.maxConnections else {
             throw Refusal.listenerFull
@@ -65,15 +65,23 @@ extension SyncListener {
         headers[values: .upgrade].contains { $0.lowercased().contains("websocket") }
     }
 
-    func authenticate(_ headers: HTTPFields) throws(Refusal) {
-        guard let users else {
+    func authenticate(_ headers: HTTPFields) async throws(Refusal) {
+        guard let users, let passwordVerifications else {
             // `.none`, or `.clientCertificate`, which the TLS handshake already enforced.
             return
         }
-        guard let header = headers[.authorization],
-            let credentials = BasicCredentials(authorizationHeader: header),
-            credentials.matches(users.users)
-        else {
+        var matched = false
+        if let header = headers[.authorization], let credentials = BasicCredentials(authorizationHeader: header) {
+            let known = users.users
+            guard let verified = await passwordVerifications.verify({ credentials.matches(known) }) else {
+                logger.warning("refused Basic credentials unchecked: too many verifications under way")
+                throw Refusal(
+                    status: .serviceUnavailable, message: "Too many logins at once; retry later",
+                    headers: [.retryAfter: "1"])
+            }
+            matched = verified
+        }
+        guard matched else {
             throw Refusal(
                 status: .unauthorized, message: "Login required",
                 headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
@@ -121,7 +129,7 @@ extension SyncListener {
         }
         router.get("/{db}") { request, context in
             do {
-                try authenticate(request.headers)
+                try await authenticate(request.headers)
                 let database = try await servedDatabase(context.parameters.get("db"))
                 let lastSequence = try await database.lastSequence()
                 let info: JSONValue = [

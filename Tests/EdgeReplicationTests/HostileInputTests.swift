@@ -1,4 +1,5 @@
 import BLIPCodec
+import BLIPConnection
 import EdgeConfig
 import Foundation
 import ReplicationProtocol
@@ -263,6 +264,11 @@ extension HostileInputTests {
         var expectedError: String?
     }
 
+    /// Answers the listener's getAttachment with bytes that do not match any digest asked for.
+    static func answerWithWrongBlobBytes(_ connection: BLIPConnection) async {
+        await connection.setHandler(for: "getAttachment") { request in request.reply(body: Array("wrong".utf8)) }
+    }
+
     static let wrongBlob = "sha1-" + Data(repeating: 9, count: 20).base64EncodedString()
 
     static var messageCases: [MessageCase] {
@@ -311,7 +317,7 @@ extension HostileInputTests {
         try await TestGateway.run(logger: logs.logger(level: .debug)) { gateway in
             try await ActivePeer.connect(port: gateway.port) { bystander in
                 try await ListenerResourceLimitTests.expectAnswered(by: bystander)
-                try await ActivePeer.connect(port: gateway.port, configure: ReplicationMessageFuzzTests.answerWithWrongBlobBytes) { peer in
+                try await ActivePeer.connect(port: gateway.port, configure: Self.answerWithWrongBlobBytes) { peer in
                     for item in Self.messageCases {
                         let start = logs.count
                         var properties = BLIPProperties(item.properties)

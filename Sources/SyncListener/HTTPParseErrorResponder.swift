@@ -8,15 +8,16 @@ import NIOHTTP1
 /// The listener's pipeline turns NIO's own error handler off (Hummingbird answers the errors it sees itself),
 /// but parse errors happen below Hummingbird, where the client would otherwise only see the connection drop
 /// and could not tell a refused request from a network fault.
-final class HTTPParseErrorResponder: ChannelDuplexHandler, RemovableChannelHandler {
+final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let logger: Logger
-    /// A response already under way cannot be followed by another one; the connection is then only closed.
-    private var responseUnderway = false
+    /// Pipelining is off, so a parse error never interrupts a response: requests are read one at a time and the
+    /// decoder fails before the next one is handed on. (Whatever is written after an upgrade, raw WebSocket bytes
+    /// included, must pass untouched, so this handler does not look at writes.)
+    private var answered = false
 
     init(logger: Logger) {
         self.logger = logger
@@ -40,26 +41,17 @@ final class HTTPParseErrorResponder: ChannelDuplexHandler, RemovableChannelHandl
             ])
         // The decoder cannot go on after an error, so the connection closes once the answer is out.
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        if !responseUnderway {
+        if !answered {
             let head = HTTPResponseHead(
                 version: .http1_1, status: status, headers: ["Connection": "close", "Content-Length": "0"])
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
                 boundContext.value.close(promise: nil)
             }
-            responseUnderway = true
+            answered = true
         } else {
             context.close(promise: nil)
         }
         context.fireErrorCaught(error)
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch unwrapOutboundIn(data) {
-        case .head(let head) where head.status.code >= 200: responseUnderway = true
-        case .end: responseUnderway = false
-        case .head, .body: break
-        }
-        context.write(data, promise: promise)
     }
 }

@@ -212,7 +212,7 @@ struct HostileInputTests {
         let logs = LogRecorder()
         let table = Table()
         for (cases, authentication) in [
-            (Self.httpCases + Self.framingCases, ListenerAuthentication.none),
+            (Self.httpCases, ListenerAuthentication.none),
             (Self.authenticationCases, ListenerTests.users),
         ] {
             try await TestGateway.run(

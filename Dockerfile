@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# EdgeGateway image: a static-stdlib Swift binary on debian:bookworm-slim, run as uid 1000.
+# EdgeGateway image: a static-stdlib Swift binary on a trimmed debian:bookworm-slim, run as uid 1000.
 #
 #   docker build -t edge-gateway .                                    compile in the official Swift image
 #   docker build --build-arg BINARY_SOURCE=context -t edge-gateway .  use a binary built beforehand (see below)
@@ -61,40 +61,62 @@ COPY ${PREBUILT_DIR}/ /
 # hadolint ignore=DL3006
 FROM binary-${BINARY_SOURCE} AS binary
 
-FROM ${BASE_IMAGE} AS runtime
-# Runtime libraries only: SQLite and zlib now; Avahi's client (DNS-SD through the host's avahi-daemon over
-# D-Bus) and libqrencode (pairing QR codes) for the discovery and pairing features; CA roots for
-# upstreams with public certificates. `apt-get clean` is a no-op on the official base (its apt keeps no
-# caches) but keeps a substituted BASE_IMAGE from leaving package caches in the layer.
+# The CA roots for upstreams with public certificates. The gateway reads only the bundle
+# (/etc/ssl/certs/ca-certificates.crt, where NIOSSL looks first); the ca-certificates package would also
+# bring the openssl tool and libssl (8.4 MB) into the runtime just to build it, so it is built here.
+FROM ${BASE_IMAGE} AS ca-roots
+# DL3008: as in the runtime stage below.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+
+# The runtime's root file system: BASE_IMAGE with the runtime libraries, the gateway's user and its
+# directories, less what only installs or builds packages. Libraries: SQLite and zlib; Avahi's client (DNS-SD
+# through the host's avahi-daemon over D-Bus) and libqrencode (pairing QR codes). Purged: apt with its
+# signature and TLS libraries, debconf and perl-base (apt's and maintainer scripts' only users), and the ext2
+# tools; the shell and core utilities stay for `docker exec`. dpkg's database records the purge, so image
+# scanners still see exactly what is installed.
 # DL3008 (pin apt versions): BASE_IMAGE pins the Debian release and its security updates should flow in;
 # exact versions would break the build at every Debian point release.
+FROM ${BASE_IMAGE} AS runtime-root
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates \
         libavahi-client3 \
         libqrencode4 \
         libsqlite3-0 \
         zlib1g \
-    && apt-get clean \
-    && rm -rf /var/lib/apt/lists/* \
     && groupadd --gid 1000 edge-gateway \
     && useradd --uid 1000 --gid 1000 --no-create-home --home-dir /var/lib/edge-gateway \
         --shell /usr/sbin/nologin edge-gateway \
     && install -d -o edge-gateway -g edge-gateway -m 0750 /var/lib/edge-gateway \
-    && install -d -m 0755 /etc/edge-gateway
+    && install -d -m 0755 /etc/edge-gateway \
+    && dpkg --purge --force-remove-essential --force-depends \
+        apt libapt-pkg6.0 gpgv debian-archive-keyring libgnutls30 libp11-kit0 libffi8 libtasn1-6 libnettle8 \
+        libhogweed6 libidn2-0 libunistring2 libseccomp2 perl-base debconf e2fsprogs libext2fs2 libss2 logsave \
+    && rm -rf /var/lib/apt /var/cache/apt /etc/apt /var/log/apt /var/log/dpkg.log /var/cache/debconf \
+        /var/lib/dpkg/*-old
 
+# One layer holding that file system: files deleted in a layer above the base's would still be shipped in
+# the base's layer. Ownership (the data directory's uid 1000) is kept by the copy between stages.
+FROM scratch AS runtime
+# DL3067 (do not copy an entire file system from another stage): that is the point here, see above.
+# hadolint ignore=DL3067
+COPY --from=runtime-root / /
+COPY --from=ca-roots /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=binary / /opt/edge-gateway/
 COPY config/edge-gateway.toml /etc/edge-gateway/edge-gateway.toml
 
-ENV PATH=/opt/edge-gateway:$PATH \
+# A stage FROM scratch inherits no environment: PATH is Debian's, with the gateway's directory first.
+ENV PATH=/opt/edge-gateway:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     EDGE_GATEWAY_CONFIG=/etc/edge-gateway/edge-gateway.toml \
     EDGE_GATEWAY_DATA_DIR=/var/lib/edge-gateway \
     EDGE_GATEWAY_OPS_ADDRESS=0.0.0.0
 
-# Data: databases, blobs, the TLS identity, remote UUIDs and replication checkpoints. Config: the TOML file
-# (and, later, users); mount it read-only. A new named volume starts as a copy of the image's content, so
-# the data directory keeps its uid 1000 ownership.
+# Data: databases, blobs, the TLS identity, the node ID, the users file, remote UUIDs and replication
+# checkpoints. Config: the TOML file only (the gateway never writes there); mount it read-only. A new named
+# volume starts as a copy of the image's content, so the data directory keeps its uid 1000 ownership.
 VOLUME ["/var/lib/edge-gateway", "/etc/edge-gateway"]
 WORKDIR /var/lib/edge-gateway
 USER 1000:1000

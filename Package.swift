@@ -38,6 +38,8 @@ let package = Package(
         .library(name: "SyncListener", targets: ["SyncListener"]),
         .library(name: "UpstreamDialer", targets: ["UpstreamDialer"]),
         .library(name: "EdgeGatewayPairingKit", targets: ["EdgeGatewayPairingKit"]),
+        // Test and benchmark harness only (issue 17): a puller with Couchbase Lite 3.2.4's flow control.
+        .library(name: "LiteCoreShapedPuller", targets: ["LiteCoreShapedPuller"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -54,6 +56,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         // zlib, for BLIP's raw-deflate streams and CRC-32.
@@ -115,12 +119,22 @@ let package = Package(
         .target(
             name: "EdgeGatewayPairingKit",
             dependencies: [
+                "ConnectionFailure",
                 "PairingURI",
                 "EdgeIdentity",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
+        // A failed TCP connection in words, for the dialer's and the pairing probe's errors.
+        .target(
+            name: "ConnectionFailure",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
 
@@ -171,6 +185,7 @@ let package = Package(
         .target(
             name: "UpstreamDialer",
             dependencies: [
+                "ConnectionFailure",
                 "EdgeIdentity",
                 "FlushCoalescing",
                 .product(name: "Logging", package: "swift-log"),
@@ -227,7 +242,9 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The REST API's OpenAPI document, served at /_openapi.json.
+            resources: [.copy("Resources/openapi.json")]
         ),
 
         // Couchbase-style document store on SQLite: revision trees, changes, local docs, blobs.
@@ -295,6 +312,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
 
@@ -323,6 +343,19 @@ let package = Package(
             linkerSettings: releaseLinkerSettings
         ),
 
+        // Times `/metrics` scrapes of an in-process gateway holding 1,000 open connections (BENCHMARKS.md).
+        .executableTarget(
+            name: "MetricsScrapeBenchmark",
+            dependencies: [
+                "EdgeGatewayApp",
+                "EdgeConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // A child process that writes to the store until it is killed; kill-safety tests drive it.
         .executableTarget(
             name: "StoreCrashProbe",
@@ -347,6 +380,20 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/UpstreamStandIns"
+        ),
+
+        // A puller that behaves as Couchbase Lite 3.2.4's, for tests and the Benchmarks package (issue 17).
+        .target(
+            name: "LiteCoreShapedPuller",
+            dependencies: [
+                "BLIPCodec",
+                "BLIPConnection",
+                "EdgeStore",
+                "ReplicationProtocol",
+                "UpstreamDialer",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/LiteCoreShapedPuller"
         ),
 
         .testTarget(
@@ -400,6 +447,7 @@ let package = Package(
                 "BLIPConnection",
                 "BLIPCodec",
                 "ReplicationProtocol",
+                "LiteCoreShapedPuller",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -423,12 +471,13 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeStoreTests",
-            dependencies: ["EdgeStore", "StoreCrashProbe"]
+            dependencies: ["EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeIdentityTests",
             dependencies: [
                 "EdgeIdentity",
+                "EdgeGatewayTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -450,6 +499,10 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayCLI", "EdgeGatewayTestSupport", "UpstreamStandIns", "EdgeIdentity",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // In-process gateways beside the binary: `db import` into a running gateway's data directory.
+                "EdgeGatewayApp", "EdgeConfig",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -471,6 +524,19 @@ let package = Package(
                 "UpstreamDialer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Faults and load end to end against the real binary: SIGKILL mid-sync, disk full, restart, load.
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: [
+                "EdgeGatewayCLI",
+                "EdgeGatewayTestSupport",
+                "EdgeReplication",
+                "EdgeStore",
+                "ReplicationProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

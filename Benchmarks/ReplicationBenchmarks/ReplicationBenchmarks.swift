@@ -3,6 +3,7 @@ import EdgeConfig
 import EdgeReplication
 import EdgeStore
 import Foundation
+import LiteCoreShapedPuller
 import Logging
 import SyncListener
 
@@ -69,6 +70,66 @@ func replicate(_ local: DocumentDatabase, port: Int, direction: ActiveReplicator
     }
 }
 
+/// The gateway's listener in a child process (`GatewayChild`, built next to this executable), serving the store in
+/// `directory`, so that its CPU time and peak memory are measured apart from the puller's.
+struct GatewayProcess {
+    let process: Process
+    let port: Int
+
+    init(serving directory: URL) throws {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("GatewayChild")
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            fatalError("\(executable.path) is missing: run `swift build -c release --product GatewayChild` first")
+        }
+        process = Process()
+        process.executableURL = executable
+        process.arguments = [directory.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        guard let line = String(data: output.fileHandleForReading.availableData, encoding: .utf8),
+            let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            fatalError("the gateway child did not report its port")
+        }
+        self.port = port
+    }
+
+    private var status: String {
+        (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+    }
+
+    /// User plus system CPU time so far, in milliseconds (`utime` and `stime` of `/proc/<pid>/stat`).
+    var cpuMilliseconds: Int {
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        // The fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return 0 }
+        return (user + system) * 1_000 / Int(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// `VmHWM`, the peak resident set, in bytes.
+    var peakResidentBytes: Int {
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0) * 1_024
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+let gatewayCPU = BenchmarkMetric.custom("Gateway CPU (ms)", polarity: .prefersSmaller, useScalingFactor: false)
+let gatewayPeakRSS = BenchmarkMetric.custom("Gateway peak RSS (MB)", polarity: .prefersSmaller, useScalingFactor: false)
+/// `PullerCounters.waitingForPeer`: how long the puller had nothing to do but wait for the gateway.
+let pullerWaitingForGateway = BenchmarkMetric.custom(
+    "Puller waiting for the gateway (ms)", polarity: .prefersSmaller, useScalingFactor: false)
+/// `PullerCounters.partialInsertionBatches`: batches the puller inserted after its 20 ms delay ran out.
+let partialInsertionBatches = BenchmarkMetric.custom(
+    "Puller batches cut short by the 20 ms delay", polarity: .prefersSmaller, useScalingFactor: false)
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .peakMemoryResident], timeUnits: .milliseconds,
@@ -104,6 +165,45 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.startMeasurement()
                 try await replicate(local, port: port, direction: .pull)
                 benchmark.stopMeasurement()
+            }
+        }
+    }
+
+    Benchmark(
+        "Serve to a LiteCore-shaped puller: 100,000 docs of 1 KB, gateway in a child process (ws://)",
+        configuration: .init(
+            metrics: [
+                .wallClock, .cpuTotal, .peakMemoryResident, gatewayCPU, gatewayPeakRSS, pullerWaitingForGateway,
+                partialInsertionBatches,
+            ],
+            timeUnits: .milliseconds, maxDuration: .seconds(300), maxIterations: 3)
+    ) { benchmark in
+        let servedDirectory = temporaryDirectory("served-child")
+        defer { try? FileManager.default.removeItem(at: servedDirectory) }
+        do {
+            let served = try DocumentStore(dataDirectory: servedDirectory)
+            try await seed(try await served.database(named: "bench"))
+        }
+        for _ in benchmark.scaledIterations {
+            let localDirectory = temporaryDirectory("litecore-pull")
+            defer { try? FileManager.default.removeItem(at: localDirectory) }
+            let local = try await DocumentStore(dataDirectory: localDirectory).database(named: "local")
+            let gateway = try GatewayProcess(serving: servedDirectory)
+            defer { gateway.stop() }
+            let puller = LiteCoreShapedPuller(
+                database: local, configuration: .init(url: "ws://127.0.0.1:\(gateway.port)/\(databaseName)"),
+                logger: quietLogger)
+            let cpuBefore = gateway.cpuMilliseconds
+            benchmark.startMeasurement()
+            let report = try await puller.run()
+            benchmark.stopMeasurement()
+            benchmark.measurement(gatewayCPU, gateway.cpuMilliseconds - cpuBefore)
+            benchmark.measurement(gatewayPeakRSS, gateway.peakResidentBytes / 1_000_000)
+            let waited = report.counters.waitingForPeer.components
+            benchmark.measurement(pullerWaitingForGateway, Int(waited.seconds * 1_000 + waited.attoseconds / 1_000_000_000_000_000))
+            benchmark.measurement(partialInsertionBatches, report.counters.partialInsertionBatches)
+            guard report.counters.revsReceived == documentCount else {
+                fatalError("pulled \(report.counters.revsReceived) of \(documentCount)")
             }
         }
     }

@@ -6,7 +6,7 @@ extension ListenerSettings {
         "tls_pkcs12_password_file",
         "auth", "users_file", "client_ca_certificates", "databases", "delta_sync",
         "max_connections", "max_message_size", "idle_timeout", "dns_sd",
-        "dns_sd_type", "dns_sd_name",
+        "dns_sd_type", "dns_sd_name", "rest_api", "rest_max_body_size",
     ]
 
     private enum TLSMode: String, CaseIterable {
@@ -30,25 +30,36 @@ extension ListenerSettings {
     ) throws {
         try table.rejectUnknownKeys(allowed: Self.keys)
         let tls = try Self.decodeTLS(table)
+        let authentication = try Self.decodeAuthentication(table, tls: tls, node: node)
+        let restAPI = try table.bool("rest_api").map { $0 ? RESTAPIAccess.readWrite : .off }
+        if restAPI == .off {
+            try table.rejectPresent(["rest_max_body_size"], because: "with rest_api = true")
+        }
         self.init(
             name: name,
             interface: try table.ipAddressOrInterfaceName("interface") ?? "0.0.0.0",
             port: try table.integer("port", in: 0...65_535) ?? 4984,
             tls: tls,
-            authentication: try Self.decodeAuthentication(table, tls: tls, node: node),
+            authentication: authentication,
             databases: try Self.decodeDatabaseNames(table, databases: databases),
             deltaSync: try table.bool("delta_sync") ?? true,
             maxConnections: try table.integer("max_connections", in: 1...100_000) ?? 100,
             serviceDiscovery: try Self.decodeServiceDiscovery(table, node: node),
             maxMessageSize: try table.byteCount("max_message_size", in: Self.messageSizeRange)
                 ?? Self.defaultMaxMessageSize,
-            idleTimeout: try Self.decodeIdleTimeout(table)
+            idleTimeout: try Self.decodeIdleTimeout(table),
+            restAPI: restAPI,
+            restMaxBodySize: try table.byteCount("rest_max_body_size", in: Self.restBodySizeRange)
+                ?? Self.defaultRESTMaxBodySize
         )
     }
 
     /// Below 1 MiB ordinary documents with attachments stop replicating; above 1 GiB one client could hold
     /// that much memory per message.
     static let messageSizeRange = (1 << 20)...(1 << 30)
+
+    /// Below 1 KiB not even a small document fits; above 1 GiB one request could hold that much memory.
+    static let restBodySizeRange = 1024...(1 << 30)
 
     /// Couchbase Lite's default heartbeat: a live client pings at least this often, so a shorter idle timeout
     /// would drop healthy connections.

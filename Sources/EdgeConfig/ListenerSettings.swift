@@ -22,6 +22,10 @@ public struct ListenerSettings: Sendable, Equatable {
     public var maxMessageSize: Int
     /// Connections on which nothing arrives (no data, no ping) for this long are closed; `nil` never closes them.
     public var idleTimeout: Duration?
+    /// What the document REST API on the listener's port may do (`rest_api`).
+    public var restAPI: RESTAPIAccess
+    /// The largest REST request body in bytes (`rest_max_body_size`); bigger ones get 413 and change nothing.
+    public var restMaxBodySize: Int
 
     /// 64 MiB, the BLIP codec's default: large attachments arrive as one message each.
     public static let defaultMaxMessageSize = 64 << 20
@@ -30,6 +34,8 @@ public struct ListenerSettings: Sendable, Equatable {
     /// The users file of an `auth = "basic"` listener without `users_file`, in the data directory: it holds
     /// state the gateway's own commands write, so it lives on the data volume, not beside read-only config.
     public static let defaultUsersFileName = "users.toml"
+    /// 20 MB, Sync Gateway's own request limit: a document with inline attachments fits, a runaway upload does not.
+    public static let defaultRESTMaxBodySize = 20_000_000
 
     public init(
         name: String,
@@ -42,7 +48,9 @@ public struct ListenerSettings: Sendable, Equatable {
         maxConnections: Int,
         serviceDiscovery: ServiceDiscoverySettings?,
         maxMessageSize: Int = ListenerSettings.defaultMaxMessageSize,
-        idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout
+        idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout,
+        restAPI: RESTAPIAccess? = nil,
+        restMaxBodySize: Int = ListenerSettings.defaultRESTMaxBodySize
     ) {
         self.name = name
         self.interface = interface
@@ -55,6 +63,23 @@ public struct ListenerSettings: Sendable, Equatable {
         self.serviceDiscovery = serviceDiscovery
         self.maxMessageSize = maxMessageSize
         self.idleTimeout = idleTimeout
+        self.restAPI = restAPI ?? .defaultAccess(for: authentication)
+        self.restMaxBodySize = restMaxBodySize
+    }
+}
+
+/// The document REST API's reach on one listener.
+public enum RESTAPIAccess: Sendable, Equatable {
+    /// Not served: every REST route answers 404 as if it did not exist.
+    case off
+    /// Reads only; writes get 403.
+    case readOnly
+    case readWrite
+
+    /// Without `rest_api`: anyone who can reach an unauthenticated listener may read, but only authenticated
+    /// clients may write, so that turning on REST never opens an unauthenticated database to writes silently.
+    public static func defaultAccess(for authentication: ListenerAuthentication) -> RESTAPIAccess {
+        authentication == .none ? .readOnly : .readWrite
     }
 }
 

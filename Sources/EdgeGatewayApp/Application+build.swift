@@ -55,6 +55,11 @@ public func buildApplication(
         logger: logger)
     PairingController(pairing: pairing).addRoutes(to: router)
     StatusController(listeners: listeners, upstreams: upstreams).addRoutes(to: router)
+    let metrics = GatewayMetrics()
+    storeService.databases.forEach(metrics.observeCommits(of:))
+    MetricsController(
+        metrics: metrics, listeners: listeners, upstreams: upstreams, databases: storeService.databases
+    ).addRoutes(to: router)
     StatusPageController(
         monitor: monitor, nodeID: nodeID, listeners: listeners, upstreams: upstreams, pairing: pairing
     ).addRoutes(to: router)

@@ -12,8 +12,8 @@ struct DocsCommand: AsyncParsableCommand {
         abstract: "Read and write documents of a local database.",
         discussion: """
             Works on the data directory of the configuration, with or without a gateway running on it. \
-            Writes made here while a gateway runs are stored at once, but its continuous clients hear of them \
-            only with the gateway's next own change, because change notifications do not cross processes.
+            Writes made here while a gateway runs are stored at once; the gateway notices them within a second \
+            and sends them to its continuous clients and upstreams.
             """,
         subcommands: [Put.self, Get.self, Delete.self, List.self]
     )

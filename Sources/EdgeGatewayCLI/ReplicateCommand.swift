@@ -223,9 +223,7 @@ actor ProgressReporter {
     private func render(_ status: ActiveReplicator.Status) -> String {
         let counts = "\(status.completed)/\(status.total)"
         guard isTerminal else { return "\(status.activity.rawValue) \(counts)" }
-        let width = 30
-        let filled = status.total > 0 ? min(width, status.completed * width / status.total) : 0
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        return "[\(bar)] \(counts) \(status.activity.rawValue)"
+        let bar = ProgressBar.render(fraction: status.total > 0 ? Double(status.completed) / Double(status.total) : 0)
+        return "\(bar) \(counts) \(status.activity.rawValue)"
     }
 }

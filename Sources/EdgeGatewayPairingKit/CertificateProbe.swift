@@ -1,3 +1,4 @@
+import ConnectionFailure
 import EdgeIdentity
 import NIOCore
 import NIOPosix
@@ -67,7 +68,7 @@ public enum CertificateProbe {
         } catch {
             chainSeen.fail(error)
             handshakeDone.fail(error)
-            throw .unreachable(target: target, reason: describe(error))
+            throw .unreachable(target: target, reason: ConnectionFailure.describe(error))
         }
         defer { channel.close(promise: nil) }
         // Whichever comes first wins: the chain, the server hanging up, or the timeout; later outcomes are no-ops.
@@ -79,7 +80,7 @@ public enum CertificateProbe {
         do {
             try await handshakeDone.futureResult.get()
         } catch {
-            throw .tlsHandshakeFailed(target: target, reason: describe(error))
+            throw .tlsHandshakeFailed(target: target, reason: ConnectionFailure.describe(error))
         }
         return seen.chain
     }
@@ -87,18 +88,6 @@ public enum CertificateProbe {
     /// `host:port`, an IPv6 literal in brackets.
     static func endpoint(host: String, port: Int) -> String {
         "\(host.contains(":") ? "[\(host)]" : host):\(port)"
-    }
-
-    /// A connection failure in words: each address tried and why, or the timeout.
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? NIOConnectionError {
-            let attempts = error.connectionErrors.map { "\($0.target): \($0.error)" }
-            return attempts.isEmpty ? "\(error)" : attempts.joined(separator: "; ")
-        }
-        if let error = error as? ChannelError, case .connectTimeout(let amount) = error {
-            return "connection timed out after \(amount.nanoseconds / 1_000_000) ms"
-        }
-        return "\(error)"
     }
 }
 

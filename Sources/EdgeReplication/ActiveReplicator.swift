@@ -152,6 +152,9 @@ public actor ActiveReplicator {
     }
 
     let database: DocumentDatabase
+    /// Documents and bytes moved and refused since start, over every run: `pushed` went upstream, `pulled`
+    /// came from it.
+    public nonisolated let counters = ReplicationCounters()
     private(set) var configuration: Configuration
     let logger: Logger
     var currentStatus = Status()

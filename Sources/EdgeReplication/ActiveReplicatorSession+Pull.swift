@@ -150,6 +150,7 @@ extension ActiveReplicatorSession {
             finished.key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
             try await store(decoded)
             finished.isStoredRevision = true
+            finished.bytes = decoded.body.count
         } catch {
             finished.failure = "\(error)"
             throw error
@@ -161,6 +162,7 @@ extension ActiveReplicatorSession {
     func receiveNoRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
         let decoded = try request.decode(NoRevRequest.self)
         logger.info("the upstream could not send a revision", metadata: ["doc": "\(decoded.docID)"])
+        replicator.counters.countMissingRevision()
         let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
         post(FinishedPull(requestNumber: request.number, key: key))
         return request.reply()
@@ -178,17 +180,27 @@ extension ActiveReplicatorSession {
     private func recordFinishedPulls() async {
         let finished = finishedPulls.takeAll()
         var stored = 0
+        var storedBytes = 0
         var lastFailure: String?
         for pull in finished {
             noteRequest(pull.requestNumber)
-            if pull.isStoredRevision { stored += 1 }
-            if let failure = pull.failure { lastFailure = failure }
+            if pull.isStoredRevision {
+                stored += 1
+                storedBytes += pull.bytes
+            }
+            if let failure = pull.failure {
+                lastFailure = failure
+                replicator.counters.countRejectedPull()
+            }
             if let key = pull.key, let row = awaitedRevisions.removeValue(forKey: key) {
                 pulledRows[row]?.isDone = true
             }
         }
         // Counted before `advanceRemote` can wake a one-shot `pull()`, whose caller reads the count.
-        if stored > 0 { await replicator.recordCompleted(stored) }
+        if stored > 0 {
+            replicator.counters.countPulled(documents: stored, bytes: storedBytes)
+            await replicator.recordCompleted(stored)
+        }
         if let lastFailure { await replicator.recordError(lastFailure) }
         await advanceRemote()
     }

@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import UpstreamDialer
 
 // Pushing: local changes are proposed in batches, accepted ones sent as `rev`s (spec §3.6, §3.7).
 extension ActiveReplicatorSession {
@@ -51,12 +52,14 @@ extension ActiveReplicatorSession {
                 logger.info(
                     "the upstream has a conflicting revision",
                     metadata: ["doc": "\(proposal.change.docID)", "current": "\(current.map(\.description) ?? "?")"])
+                replicator.counters.countConflict()
                 await replicator.recordCompleted(1)
             }
         }
         if !retries.isEmpty {
             let (acceptedRetries, stillConflicting) = try await propose(retries)
             accepted += acceptedRetries
+            for _ in stillConflicting { replicator.counters.countConflict() }
             await replicator.recordCompleted(stillConflicting.count)
         }
         return accepted
@@ -80,15 +83,24 @@ extension ActiveReplicatorSession {
             preparing: { proposal, revision in try await self.revisionRequest(proposal.change, revision) },
             finishing: { outcomes in
                 var completed = 0
+                var bytes = 0
                 for (change, outcome) in outcomes {
                     switch outcome {
                     case .success:
                         completed += 1
+                        bytes += change.bodySize
+                    case .failure(let error)
+                    where error.domain == "HTTP" && UpstreamDialError.transientHTTPStatuses.contains(error.code):
+                        // As Couchbase Lite does: a transient refusal (a full disk upstream answers 503) is not
+                        // skipped; the batch stays unacknowledged, the connection ends and the retry resends it.
+                        throw ActiveReplicatorError.peerRefused(
+                            request: "rev", domain: error.domain, code: error.code, message: error.message)
                     case .failure(let error):
                         await self.recordPushFailure(
                             change, reason: "rev refused: \(error.domain) \(error.code) \(error.message)")
                     }
                 }
+                self.replicator.counters.countPushed(documents: completed, bytes: bytes)
                 await self.replicator.recordCompleted(completed)
             })
     }
@@ -172,6 +184,7 @@ extension ActiveReplicatorSession {
     /// push; it is pushed again once it changes.
     private nonisolated func recordPushFailure(_ change: Change, reason: String) async {
         logger.warning("the upstream refused a pushed revision", metadata: ["doc": "\(change.docID)", "reason": "\(reason)"])
+        replicator.counters.countRejectedPush()
         await replicator.recordError("\(change.docID): \(reason)")
         await replicator.recordCompleted(1)
     }

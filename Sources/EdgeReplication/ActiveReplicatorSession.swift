@@ -27,6 +27,8 @@ actor ActiveReplicatorSession {
         var key: RevisionKey?
         /// Stored, or reported failed by the upstream (which counts as done, as in LiteCore).
         var isStoredRevision = false
+        /// The stored revision's body as received (a delta's, when it came as one).
+        var bytes = 0
         var failure: String?
     }
 

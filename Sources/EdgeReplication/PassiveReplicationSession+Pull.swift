@@ -69,40 +69,41 @@ extension PassiveReplicationSession {
     }
 
     /// Sends the backlog in batches, the caught-up marker, then (if continuous) live changes, with at
-    /// most `maxChangesBatchesInFlight` batches unanswered.
+    /// most `maxChangesBatchesInFlight` batches unanswered (`PullFeedLimits`).
     private func runPullFeed(_ subscription: PullSubscription) async {
         let receiver = PullReceiverState()
+        let limits = PullFeedLimits(maxUnansweredBatches: configuration.maxChangesBatchesInFlight)
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var inFlight = 0
-                func enqueue(_ batch: [Change]) async throws {
-                    if inFlight >= configuration.maxChangesBatchesInFlight {
-                        try await group.next()
-                        inFlight -= 1
+            try await withTaskCancellationHandler {
+                try await withThrowingDiscardingTaskGroup { group in
+                    func enqueue(_ batch: [Change]) async throws {
+                        try await limits.sendingBatch()
+                        group.addTask {
+                            try await self.offer(batch, subscription: subscription, receiver: receiver, limits: limits)
+                        }
                     }
-                    group.addTask { try await self.offer(batch, subscription: subscription, receiver: receiver) }
-                    inFlight += 1
-                }
-                var since = subscription.since
-                while !Task.isCancelled {
-                    let batch = try await database.changes(
-                        in: subscription.keyspace.collection, since: since, limit: subscription.batchSize,
-                        options: subscription.options)
-                    guard let last = batch.last else { break }
-                    try await enqueue(batch)
-                    since = last.sequence
-                }
-                let caughtUp = ChangesRequest(rows: [], collection: subscription.keyspace.index)
-                try await connection.sendNoReply(.request(caughtUp, isUrgent: true, isNoReply: true))
-                if subscription.continuous {
-                    let feed = database.changeFeed(
-                        in: subscription.keyspace.collection, since: since, batchSize: subscription.batchSize,
-                        options: subscription.options)
-                    for try await batch in feed {
+                    var since = subscription.since
+                    while !Task.isCancelled {
+                        let batch = try await database.changes(
+                            in: subscription.keyspace.collection, since: since, limit: subscription.batchSize,
+                            options: subscription.options)
+                        guard let last = batch.last else { break }
                         try await enqueue(batch)
+                        since = last.sequence
+                    }
+                    let caughtUp = ChangesRequest(rows: [], collection: subscription.keyspace.index)
+                    try await connection.sendNoReply(.request(caughtUp, isUrgent: true, isNoReply: true))
+                    if subscription.continuous {
+                        let feed = database.changeFeed(
+                            in: subscription.keyspace.collection, since: since, batchSize: subscription.batchSize,
+                            options: subscription.options)
+                        for try await batch in feed {
+                            try await enqueue(batch)
+                        }
                     }
                 }
-                try await group.waitForAll()
+            } onCancel: {
+                Task { await limits.cancel() }
             }
         } catch is CancellationError {
             return
@@ -111,8 +112,12 @@ extension PassiveReplicationSession {
         }
     }
 
-    /// Offers one batch with `changes` and sends a `rev` (or `norev`) for every row asked for.
-    private func offer(_ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState) async throws {
+    /// Offers one batch with `changes` and sends a `rev` (or `norev`) for every row asked for. The batch's
+    /// revisions are read while the reply is outstanding, so that they go out as soon as it arrives; its place
+    /// among the unanswered batches is freed then, not once its revisions are answered.
+    private func offer(
+        _ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState, limits: PullFeedLimits
+    ) async throws {
         var rows: [ChangeRow] = []
         var offered: [Change] = []
         for change in batch {
@@ -126,32 +131,74 @@ extension PassiveReplicationSession {
                     flags: change.deleted ? .deleted : [], bodySize: change.bodySize))
             offered.append(change)
         }
-        guard !rows.isEmpty else { return }
-        let request = ChangesRequest(rows: rows, collection: subscription.keyspace.index)
-        let replyMessage = try await connection.sendRequest(.request(request, isUrgent: true))
-        let reply = try replyMessage.decode(ChangesReply.self)
-        let capabilities = await receiver.update(with: reply.capabilities)
-        let requested = offered.enumerated().compactMap { index, change -> (Change, [WireRevisionID])? in
-            guard case .send(let known) = reply.entry(at: index) else { return nil }
-            return (change, known)
+        guard !rows.isEmpty else {
+            await limits.batchAnswered()
+            return
         }
         let collection = subscription.keyspace.collection
+        let readAhead = await readAhead(offered, in: collection, receiver: receiver, limits: limits)
+        let request = ChangesRequest(rows: rows, collection: subscription.keyspace.index)
+        let replyMessage: BLIPMessage
+        do {
+            replyMessage = try await connection.sendRequest(.request(request, isUrgent: true))
+        } catch {
+            await limits.batchAnswered()
+            readAhead?.task.cancel()
+            if let readAhead { await limits.prefetched(readAhead.bytes) }
+            throw error
+        }
+        await limits.batchAnswered()
+        let prefetched = try? await readAhead?.task.value
+        if let readAhead { await limits.prefetched(readAhead.bytes) }
+        // Read ahead before the reply; anything written since may have changed what is to be sent (a body
+        // dropped, a newer revision to send in its place), so then everything is read again.
+        var readAheadIsCurrent = false
+        if let prefetched {
+            readAheadIsCurrent = try await database.lastSequence() == prefetched.lastSequence
+        }
+        let reply = try replyMessage.decode(ChangesReply.self)
+        let capabilities = await receiver.update(with: reply.capabilities)
+        let requested = offered.enumerated().compactMap { index, change -> (Change, [WireRevisionID], Int)? in
+            guard case .send(let known) = reply.entry(at: index) else { return nil }
+            return (change, known, index)
+        }
         try await RevisionWindow.send(
             requested, bodySize: \.0.bodySize, over: connection,
+            waitingForRoom: { bytes in try await limits.reading(bytes) },
+            answered: { bytes in await limits.answered(bytes) },
             reading: { window in
-                let requests = window.map { change, known in
+                let requests = window.map { change, known, _ in
                     OutgoingRevisionRequest(
                         docID: change.docID, revID: change.revID,
                         knownRevIDs: Set(known.compactMap { try? RevisionID($0) }),
                         maxHistory: capabilities.effectiveMaxHistory)
                 }
-                var revisions = try await self.database.outgoingRevisions(requests, in: collection)
+                var revisions = [OutgoingRevision?](repeating: nil, count: requests.count)
+                var unread: [Int] = []
+                for (position, (_, known, index)) in window.enumerated() {
+                    // A read-ahead revision is the one to send when the puller has none of the document's.
+                    if known.isEmpty, readAheadIsCurrent, let prefetched,
+                        readAhead?.maxHistory == capabilities.effectiveMaxHistory,
+                        let revision = prefetched.revisions[index]
+                    {
+                        revisions[position] = revision
+                    } else {
+                        unread.append(position)
+                    }
+                }
+                if !unread.isEmpty {
+                    let read = try await self.database.outgoingRevisions(unread.map { requests[$0] }, in: collection)
+                    for (position, revision) in zip(unread, read) {
+                        revisions[position] = revision
+                    }
+                }
                 if subscription.takesReplacements {
                     for (index, request) in requests.enumerated() where revisions[index] == nil {
                         revisions[index] = try await self.database.currentOutgoingRevision(replacing: request, in: collection)
                     }
                 }
-                let deltaBases = try await self.deltaBases(for: window, capabilities: capabilities, in: collection)
+                let deltaBases = try await self.deltaBases(
+                    for: window.map { ($0.0, $0.1) }, capabilities: capabilities, in: collection)
                 return Array(zip(revisions, deltaBases))
             },
             preparing: { requested, read in
@@ -165,6 +212,28 @@ extension PassiveReplicationSession {
                 }
             })
     }
+
+    /// Starts reading `offered`'s revisions, as sent to a puller that has none of them, while their `changes`
+    /// reply is outstanding, with the database's last sequence before the read; `nil` when the feed's read-ahead
+    /// allowance is used up.
+    private func readAhead(
+        _ offered: [Change], in collection: EdgeStore.CollectionName, receiver: PullReceiverState,
+        limits: PullFeedLimits
+    ) async -> (task: Task<ReadAheadRevisions, any Error>, bytes: Int, maxHistory: Int)? {
+        let bytes = offered.reduce(0) { $0 + max(0, $1.bodySize) }
+        guard await limits.mayPrefetch(bytes) else { return nil }
+        let maxHistory = await receiver.current.effectiveMaxHistory
+        let requests = offered.map { change in
+            OutgoingRevisionRequest(docID: change.docID, revID: change.revID, maxHistory: maxHistory)
+        }
+        let database = database
+        let task = Task.detached { () async throws -> ReadAheadRevisions in
+            let lastSequence = try await database.lastSequence()
+            return ReadAheadRevisions(
+                lastSequence: lastSequence, revisions: try await database.outgoingRevisions(requests, in: collection))
+        }
+        return (task, bytes, maxHistory)
+    }
 }
 
 extension PassiveReplicationSession {
@@ -172,7 +241,7 @@ extension PassiveReplicationSession {
     /// it has (its `changes` reply lists them, nearest first), read with its body in one snapshot for the
     /// whole window; `nil` where there is none with a body, or where no delta may be sent.
     private nonisolated func deltaBases(
-        for window: ArraySlice<(Change, [WireRevisionID])>, capabilities: ReceiverCapabilities,
+        for window: [(Change, [WireRevisionID])], capabilities: ReceiverCapabilities,
         in collection: EdgeStore.CollectionName
     ) async throws -> [OutgoingRevision?] {
         guard configuration.deltaSync, capabilities.deltas else { return window.map { _ in nil } }
@@ -192,9 +261,18 @@ extension PassiveReplicationSession {
     }
 }
 
+/// A batch's revisions read while its `changes` reply was outstanding, in the order offered, with the
+/// database's last sequence before they were read.
+struct ReadAheadRevisions: Sendable {
+    var lastSequence: Int64
+    var revisions: [OutgoingRevision?]
+}
+
 /// What the puller announced in its `changes` replies; `deltas` comes only in the first (spec §3.5).
 actor PullReceiverState {
     private var capabilities = ReceiverCapabilities()
+
+    var current: ReceiverCapabilities { capabilities }
 
     func update(with announced: ReceiverCapabilities) -> ReceiverCapabilities {
         capabilities.maxHistory = announced.maxHistory ?? capabilities.maxHistory

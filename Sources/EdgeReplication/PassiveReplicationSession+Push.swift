@@ -90,6 +90,7 @@ extension PassiveReplicationSession {
         if let errorCode = decoded.errorCode {
             // The sender could not produce this revision; there is nothing to store.
             logger.info("peer reported a failed revision", metadata: ["doc": "\(decoded.docID)", "error": "\(errorCode)"])
+            counters.countMissingRevision()
             return request.reply()
         }
         let stored = try await storedBody(of: decoded, in: keyspace)
@@ -97,9 +98,10 @@ extension PassiveReplicationSession {
             stored.blobs, docID: decoded.docID, collectionIndex: keyspace.index, from: connection)
         let revision = try decoded.existingRevision(body: stored.data, noConflicts: decoded.noConflicts)
         if case .failed(let error) = try await storeCall({ try await inserter.insert(revision) }) {
+            if case .conflict = error { counters.countConflict() } else { counters.countRejectedPush() }
             throw error.errorReply.blipError
         }
-        counters.countPushed()
+        counters.countPushed(bytes: stored.data.count)
         return request.reply()
     }
 

@@ -50,7 +50,7 @@ extension PassiveReplicationSession {
         _ sent: SentRevision, _ outcome: Result<BLIPMessage, BLIPErrorReply>, capabilities: ReceiverCapabilities
     ) async throws {
         guard case .failure(var refusal) = outcome else {
-            counters.countPulled()
+            counters.countPulled(bytes: sent.storedBody.count)
             return
         }
         let reply = ErrorReply(domain: ErrorDomain(rawValue: refusal.domain), code: refusal.code)
@@ -61,13 +61,14 @@ extension PassiveReplicationSession {
                 sent.storedBody, generation: request.revisionID.generation, capabilities: capabilities)
             do {
                 _ = try await connection.sendRequest(.request(request))
-                counters.countPulled()
+                counters.countPulled(bytes: sent.storedBody.count)
                 return
             } catch let error as BLIPErrorReply {
                 refusal = error
             }
         }
         logger.info("peer refused a pulled revision", metadata: ["doc": "\(sent.change.docID)", "error": "\(refusal)"])
+        if refusal.code == 409 { counters.countConflict() } else { counters.countRejectedPull() }
     }
 
     private nonisolated func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {

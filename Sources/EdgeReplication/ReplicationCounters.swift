@@ -1,13 +1,22 @@
 import Synchronization
 
-/// Documents moved by passive replication, as the peer sees them: `pushed` are revisions the peer sent and this
-/// side stored, `pulled` revisions this side sent and the peer acknowledged.
+/// What replication moved and refused, counted where it happens and read live by status reports and metrics.
 ///
-/// One instance per connection, read live by status reports while the session runs. Counts also go to
-/// `aggregate`, so that a listener's totals miss nothing a connection counts as it closes.
+/// For the passive side (a listener's sessions), `pushed` are revisions the peer sent and this side stored and
+/// `pulled` revisions this side sent and the peer acknowledged. For an upstream it is this side's view: `pushed`
+/// were sent upstream and accepted, `pulled` came from the upstream and were stored.
+///
+/// Every count also goes to `aggregate` (a connection's to its database's, a database's to its listener's), so
+/// totals miss nothing a connection counts as it closes. Relaxed atomics: a handful per revision, no lock.
 public final class ReplicationCounters: Sendable {
     private let pushed = Atomic<Int>(0)
     private let pulled = Atomic<Int>(0)
+    private let pushedBytes = Atomic<Int>(0)
+    private let pulledBytes = Atomic<Int>(0)
+    private let rejectedPushes = Atomic<Int>(0)
+    private let rejectedPulls = Atomic<Int>(0)
+    private let conflictCount = Atomic<Int>(0)
+    private let missingRevisionCount = Atomic<Int>(0)
     private let aggregate: ReplicationCounters?
 
     public init(aggregatingInto aggregate: ReplicationCounters? = nil) {
@@ -16,14 +25,61 @@ public final class ReplicationCounters: Sendable {
 
     public var documentsPushed: Int { pushed.load(ordering: .relaxed) }
     public var documentsPulled: Int { pulled.load(ordering: .relaxed) }
+    /// JSON body bytes of the pushed revisions (blobs not included).
+    public var bytesPushed: Int { pushedBytes.load(ordering: .relaxed) }
+    /// JSON body bytes of the pulled revisions (blobs not included).
+    public var bytesPulled: Int { pulledBytes.load(ordering: .relaxed) }
+    /// Pushed revisions refused by the receiving side for a reason other than a conflict.
+    public var pushesRejected: Int { rejectedPushes.load(ordering: .relaxed) }
+    /// Pulled revisions refused by the receiving side for a reason other than a conflict.
+    public var pullsRejected: Int { rejectedPulls.load(ordering: .relaxed) }
+    /// Revisions refused because they conflicted with the receiver's current revision.
+    public var conflicts: Int { conflictCount.load(ordering: .relaxed) }
+    /// Revisions offered but then reported unavailable by their sender (`norev`, or a `rev` carrying an error).
+    public var missingRevisions: Int { missingRevisionCount.load(ordering: .relaxed) }
 
-    func countPushed() {
+    func countPushed(bytes: Int = 0) {
         pushed.add(1, ordering: .relaxed)
-        aggregate?.countPushed()
+        pushedBytes.add(bytes, ordering: .relaxed)
+        aggregate?.countPushed(bytes: bytes)
     }
 
-    func countPulled() {
+    func countPulled(bytes: Int = 0) {
         pulled.add(1, ordering: .relaxed)
-        aggregate?.countPulled()
+        pulledBytes.add(bytes, ordering: .relaxed)
+        aggregate?.countPulled(bytes: bytes)
+    }
+
+    /// Several pulls at once, for the paths that already batch their bookkeeping.
+    func countPulled(documents: Int, bytes: Int) {
+        pulled.add(documents, ordering: .relaxed)
+        pulledBytes.add(bytes, ordering: .relaxed)
+        aggregate?.countPulled(documents: documents, bytes: bytes)
+    }
+
+    func countPushed(documents: Int, bytes: Int) {
+        pushed.add(documents, ordering: .relaxed)
+        pushedBytes.add(bytes, ordering: .relaxed)
+        aggregate?.countPushed(documents: documents, bytes: bytes)
+    }
+
+    func countRejectedPush() {
+        rejectedPushes.add(1, ordering: .relaxed)
+        aggregate?.countRejectedPush()
+    }
+
+    func countRejectedPull() {
+        rejectedPulls.add(1, ordering: .relaxed)
+        aggregate?.countRejectedPull()
+    }
+
+    func countConflict() {
+        conflictCount.add(1, ordering: .relaxed)
+        aggregate?.countConflict()
+    }
+
+    func countMissingRevision() {
+        missingRevisionCount.add(1, ordering: .relaxed)
+        aggregate?.countMissingRevision()
     }
 }

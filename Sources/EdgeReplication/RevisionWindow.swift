@@ -32,27 +32,41 @@ enum RevisionWindow {
     /// Sends `items` a window at a time: what each window's revisions need from the store is read at once
     /// (`read` returns one element per item), each becomes a request (`prepare` returns `nil` for one with
     /// nothing to send), all of them go out together with `BLIPConnection.sendRequests`, and `finish` gets
-    /// every request's outcome once all are answered.
+    /// every request's outcome once all are answered. A sender that shares an allowance of body bytes among
+    /// several windows at once waits for room in `waitingForRoom` before a window is read, and gets the bytes
+    /// back in `answered` once its replies are in.
     nonisolated(nonsending) static func send<Item: Sendable, Read, Prepared>(
         _ items: [Item], bodySize: (Item) -> Int,
         over connection: BLIPConnection,
+        waitingForRoom: (Int) async throws -> Void = { _ in },
+        answered: (Int) async -> Void = { _ in },
         reading read: (ArraySlice<Item>) async throws -> [Read],
         preparing prepare: (Item, Read) async throws -> (Prepared, BLIPMessage)?,
         finishing finish: ([(Prepared, Result<BLIPMessage, BLIPErrorReply>)]) async throws -> Void
     ) async throws {
         for window in groups(items, bodySize: bodySize) {
-            let reads = try await read(window)
-            var prepared: [Prepared] = []
-            var requests: [BLIPMessage] = []
-            prepared.reserveCapacity(window.count)
-            requests.reserveCapacity(window.count)
-            for (item, itemRead) in zip(window, reads) {
-                guard let (preparedItem, request) = try await prepare(item, itemRead) else { continue }
-                prepared.append(preparedItem)
-                requests.append(request)
+            let bytes = window.reduce(0) { $0 + max(0, bodySize($1)) }
+            try await waitingForRoom(bytes)
+            var isAnswered = false
+            do {
+                let reads = try await read(window)
+                var prepared: [Prepared] = []
+                var requests: [BLIPMessage] = []
+                prepared.reserveCapacity(window.count)
+                requests.reserveCapacity(window.count)
+                for (item, itemRead) in zip(window, reads) {
+                    guard let (preparedItem, request) = try await prepare(item, itemRead) else { continue }
+                    prepared.append(preparedItem)
+                    requests.append(request)
+                }
+                let outcomes = try await connection.sendRequests(requests)
+                isAnswered = true
+                await answered(bytes)
+                try await finish(Array(zip(prepared, outcomes)))
+            } catch {
+                if !isAnswered { await answered(bytes) }
+                throw error
             }
-            let outcomes = try await connection.sendRequests(requests)
-            try await finish(Array(zip(prepared, outcomes)))
         }
     }
 }

@@ -44,6 +44,9 @@ extension StoreError {
             .http(409, description)
         case .cancelled:
             .http(503, description)
+        case .diskFull:
+            // Transient for Couchbase Lite (408, 429, 502, 503, 504): it retries once space may have been freed.
+            .http(503, description)
         case .invalidDatabaseName, .blobWriterClosed, .corruptDatabase, .io, .sqlite:
             .http(500, description)
         }

@@ -8,6 +8,8 @@ public final class BlobStore: Sendable {
     /// The directory holding the blob files.
     public let directory: URL
     let temporaryDirectory: URL
+    /// Shared with the database the blobs belong to: a blob refused for space degrades the whole store.
+    let diskFullState = DiskFullState()
 
     init(directory: URL) throws(StoreError) {
         self.directory = directory

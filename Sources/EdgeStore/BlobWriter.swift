@@ -34,7 +34,7 @@ public final class BlobWriter {
             try handle.write(contentsOf: chunk)
         } catch {
             discard()
-            throw StoreError.io(path: temporaryURL.path, reason: error.localizedDescription)
+            throw store.diskFullState.record(StoreError.io(path: temporaryURL.path, error: error))
         }
         hasher.update(data: chunk)
         length += Int64(chunk.count)
@@ -51,7 +51,7 @@ public final class BlobWriter {
             try handle.close()
         } catch {
             discard()
-            throw StoreError.io(path: temporaryURL.path, reason: error.localizedDescription)
+            throw store.diskFullState.record(StoreError.io(path: temporaryURL.path, error: error))
         }
         self.handle = nil
         if let expectedDigest, expectedDigest != digest {
@@ -62,11 +62,14 @@ public final class BlobWriter {
         let destination = store.url(for: digest)
         // rename(2) atomically replaces an identical blob that may already be there.
         guard rename(temporaryURL.path, destination.path) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let failure = errno
             try? FileManager.default.removeItem(at: temporaryURL)
-            throw StoreError.io(path: destination.path, reason: reason)
+            throw store.diskFullState.record(
+                failure == ENOSPC
+                    ? .diskFull(path: destination.path) : .io(path: destination.path, reason: String(cString: strerror(failure))))
         }
         try store.syncDirectory()
+        store.diskFullState.recordSuccess()
         return digest
     }
 

@@ -126,41 +126,113 @@ extension DocumentDatabase {
         }
     }
 
+    /// Saves each of `writes` as a new local revision, all in one transaction (one commit, one fsync).
+    /// Each write succeeds or fails on its own, as `save` or `delete` would (a conflict fails only its
+    /// document); the results are in the order of `writes`.
+    public func saveBatch(_ writes: [NewRevision], in collection: CollectionName = .default) async throws
+        -> [Result<SavedRevision, StoreError>]
+    {
+        let prepared = writes.map { write in
+            Result(catching: { () throws(StoreError) -> CheckedNewRevision in
+                try CheckedNewRevision(write)
+            })
+        }
+        return try await self.write { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
+            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            var results: [Result<SavedRevision, StoreError>] = []
+            results.reserveCapacity(prepared.count)
+            for revision in prepared {
+                do {
+                    results.append(
+                        .success(
+                            try Self.insertNewRevision(
+                                try revision.get(), db: db, collectionID: collectionID, storage: &storage)))
+                } catch let error as StoreError where error.failsOnlyItsDocument {
+                    results.append(.failure(error))
+                }
+            }
+            try storage.finish()
+            return results
+        }
+    }
+
     private func saveNewRevision(
         _ docID: String, body: Data, parentRevID: RevisionID?, deleted: Bool,
         in collection: CollectionName
     ) async throws -> SavedRevision {
-        try DocumentID.validate(docID)
-        let blobDigests = try JSONBodyScanner.blobDigests(in: body)
-        let canonicalBody = try CanonicalJSON.encode(body)
+        let revision = try CheckedNewRevision(
+            NewRevision(docID: docID, body: body, parentRevID: parentRevID, deleted: deleted))
         return try await write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
             var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
-            let existing = try DocumentRevisionStorage.documentRow(
-                db, collectionID: collectionID, docID: docID)
-            let tree =
-                try existing.map { try DocumentRevisionStorage.tree(db, docRow: $0.rowID) }
-                ?? RevisionTree()
-            let parent = try Self.parentForNewRevision(
-                docID, requested: parentRevID, existing: existing, tree: tree)
-            if deleted, let parent, tree[parent]?.deleted == true {
-                throw StoreError.documentNotFound(docID: docID)
-            }
-            guard (parent?.generation ?? 0) < UInt32.max else {
-                throw StoreError.invalidRevisionHistory(
-                    docID: docID, reason: "generation limit reached")
-            }
-            let revID = RevisionID.minted(
-                parent: parent, deleted: deleted, canonicalBody: canonicalBody)
-            let node = RevisionNode(
-                revID: revID, parent: parent, deleted: deleted, hasBody: true, storedAt: storage.now
-            )
-            let sequence = try storage.store(
-                docID: docID, collectionID: collectionID, existing: existing, tree: tree,
-                adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests)])
+            let saved = try Self.insertNewRevision(
+                revision, db: db, collectionID: collectionID, storage: &storage)
             try storage.finish()
-            return SavedRevision(revID: revID, sequence: sequence)
+            return saved
         }
+    }
+
+    /// A new revision checked and canonicalized outside the write transaction.
+    private struct CheckedNewRevision: Sendable {
+        var docID: String
+        var body: Data
+        var parentRevID: RevisionID?
+        var deleted: Bool
+        var blobDigests: Set<String>
+        var canonicalBody: Data
+
+        init(_ write: NewRevision) throws(StoreError) {
+            try DocumentID.validate(write.docID)
+            docID = write.docID
+            body = write.body
+            parentRevID = write.parentRevID
+            deleted = write.deleted
+            blobDigests = try JSONBodyScanner.blobDigests(in: write.body)
+            canonicalBody = try CanonicalJSON.encode(write.body)
+        }
+    }
+
+    private static func insertNewRevision(
+        _ revision: CheckedNewRevision, db: GRDB.Database, collectionID: Int64,
+        storage: inout DocumentRevisionStorage
+    ) throws -> SavedRevision {
+        let existing = try DocumentRevisionStorage.documentRow(
+            db, collectionID: collectionID, docID: revision.docID)
+        let tree =
+            try existing.map { try DocumentRevisionStorage.tree(db, docRow: $0.rowID) }
+            ?? RevisionTree()
+        let parent = try Self.parentForNewRevision(
+            revision.docID, requested: revision.parentRevID, existing: existing, tree: tree)
+        return try Self.storeNewRevision(
+            revision.docID, body: revision.body, blobDigests: revision.blobDigests,
+            canonicalBody: revision.canonicalBody, parent: parent, deleted: revision.deleted,
+            collectionID: collectionID, existing: existing, tree: tree, storage: &storage)
+    }
+
+    /// Adds a minted revision on top of `parent` inside the caller's write transaction; the caller finishes
+    /// `storage`.
+    static func storeNewRevision(
+        _ docID: String, body: Data, blobDigests: Set<String>, canonicalBody: Data, parent: RevisionID?,
+        deleted: Bool, collectionID: Int64, existing: DocumentRow?, tree: RevisionTree,
+        storage: inout DocumentRevisionStorage
+    ) throws -> SavedRevision {
+        if deleted, let parent, tree[parent]?.deleted == true {
+            throw StoreError.documentNotFound(docID: docID)
+        }
+        guard (parent?.generation ?? 0) < UInt32.max else {
+            throw StoreError.invalidRevisionHistory(
+                docID: docID, reason: "generation limit reached")
+        }
+        let revID = RevisionID.minted(
+            parent: parent, deleted: deleted, canonicalBody: canonicalBody)
+        let node = RevisionNode(
+            revID: revID, parent: parent, deleted: deleted, hasBody: true, storedAt: storage.now
+        )
+        let sequence = try storage.store(
+            docID: docID, collectionID: collectionID, existing: existing, tree: tree,
+            adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests)])
+        return SavedRevision(revID: revID, sequence: sequence)
     }
 
     private static func parentForNewRevision(

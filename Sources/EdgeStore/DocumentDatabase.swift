@@ -20,6 +20,8 @@ public final class DocumentDatabase: Sendable {
     let configuration: StoreConfiguration
     let pool: DatabasePool
     let commits = CommitNotifier()
+    /// Told how long each write transaction took, commit included (the gateway's metrics).
+    public let commitDurations = CommitDurationObserver()
     let collectionIDs = CollectionIDCache()
 
     init(name: String, path: String, blobDirectory: URL, configuration: StoreConfiguration)
@@ -48,6 +50,10 @@ public final class DocumentDatabase: Sendable {
         blobs = try BlobStore(directory: blobDirectory)
     }
 
+    /// Whether the last write to this database or its blobs was refused because the disk was full; the next
+    /// write that succeeds clears it.
+    public var isDiskFull: Bool { blobs.diskFullState.isFull }
+
     /// Runs SQLite's full `PRAGMA integrity_check`; returns its messages (`["ok"]` when healthy).
     public func integrityCheck() async throws -> [String] {
         try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
@@ -65,11 +71,14 @@ public final class DocumentDatabase: Sendable {
         -> T
     {
         let result: T
+        let start = ContinuousClock.now
         do {
             result = try await pool.write(body)
         } catch {
-            throw StoreError(mapping: error, path: path)
+            throw blobs.diskFullState.record(StoreError(mapping: error, path: path))
         }
+        commitDurations.record(ContinuousClock.now - start)
+        blobs.diskFullState.recordSuccess()
         commits.didCommit()
         return result
     }
@@ -98,7 +107,9 @@ extension StoreError {
             switch error.resultCode {
             case .SQLITE_CORRUPT, .SQLITE_NOTADB:
                 self = .corruptDatabase(path: path, reason: error.message ?? "\(error.resultCode)")
-            case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_FULL, .SQLITE_READONLY:
+            case .SQLITE_FULL:
+                self = .diskFull(path: path)
+            case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY:
                 self = .io(path: path, reason: error.message ?? "\(error.resultCode)")
             default:
                 self = .sqlite(

@@ -38,6 +38,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case corruptDatabase(path: String, reason: String)
     /// A file-system operation failed.
     case io(path: String, reason: String)
+    /// The file system has no space left for a write; nothing of the refused write was kept.
+    case diskFull(path: String)
     /// SQLite reported an error the store does not classify further.
     case sqlite(code: Int32, message: String)
     /// The calling task was cancelled before the operation ran.
@@ -86,6 +88,8 @@ extension StoreError: CustomStringConvertible {
             return "database file \(path) is corrupt: \(reason)"
         case .io(let path, let reason):
             return "I/O error on \(path): \(reason)"
+        case .diskFull(let path):
+            return "disk full: no space left to write \(path)"
         case .sqlite(let code, let message):
             return "SQLite error \(code): \(message)"
         case .cancelled:

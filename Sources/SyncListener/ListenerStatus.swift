@@ -53,6 +53,8 @@ public struct ListenerStatus: Sendable, Equatable {
     public var problems: [String] = []
     /// Users accepted with `auth = "basic"`; nil for other kinds of authentication.
     public var users: Int?
+    /// Replication upgrades refused since start, by the HTTP status they were answered with.
+    public var refusedUpgrades: [Int: Int] = [:]
 }
 
 /// Who holds an accepted connection, recorded when its upgrade is accepted.
@@ -71,9 +73,16 @@ actor ListenerState {
     private var openConnections: [Int: ConnectionRecord] = [:]
     private var nextConnectionID = 0
     /// Every connection's counters add up here.
-    let totals = ReplicationCounters()
+    let totals: ReplicationCounters
+    /// Every connection's counters add up in its database's, which add up in `totals`.
+    let databaseTotals: [String: ReplicationCounters]
+    private var refusedUpgrades: [Int: Int] = [:]
 
     init(name: String, databases: [String]) {
+        let totals = ReplicationCounters()
+        self.totals = totals
+        databaseTotals = Dictionary(
+            databases.map { ($0, ReplicationCounters(aggregatingInto: totals)) }, uniquingKeysWith: { first, _ in first })
         status = ListenerStatus(
             name: name, state: .starting, boundPort: nil, totalConnections: 0, activeConnections: 0,
             databases: databases.map { .init(name: $0, totalConnections: 0, activeConnections: 0) })
@@ -88,7 +97,12 @@ actor ListenerState {
         }
         snapshot.documentsPushed = totals.documentsPushed
         snapshot.documentsPulled = totals.documentsPulled
+        snapshot.refusedUpgrades = refusedUpgrades
         return snapshot
+    }
+
+    func countRefusedUpgrade(status: Int) {
+        refusedUpgrades[status, default: 0] += 1
     }
 
     var activeConnections: Int { status.activeConnections }

@@ -25,6 +25,8 @@ extension SyncListener {
         }
 
         static let listenerFull = Refusal(status: .serviceUnavailable, message: "Replication limit exceeded")
+        static let loginRequired = Refusal(
+            status: .unauthorized, message: "Login required", headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
     }
 
     /// A replication request that may be upgraded.
@@ -57,8 +59,10 @@ extension SyncListener {
         guard let subprotocol = ReplicationSubprotocol.select(offered: offered) else {
             throw Refusal(status: .forbidden, message: ReplicationSubprotocol.mismatchMessage())
         }
+        let databaseTotals = state.databaseTotals[database.name] ?? state.totals
         return AcceptedSync(
-            database: database, subprotocol: subprotocol, counters: ReplicationCounters(aggregatingInto: state.totals))
+            database: database, subprotocol: subprotocol,
+            counters: ReplicationCounters(aggregatingInto: databaseTotals))
     }
 
     static func isWebSocketUpgrade(_ headers: HTTPFields) -> Bool {
@@ -70,21 +74,26 @@ extension SyncListener {
             // `.none`, or `.clientCertificate`, which the TLS handshake already enforced.
             return
         }
-        var matched = false
-        if let header = headers[.authorization], let credentials = BasicCredentials(authorizationHeader: header) {
-            let known = users.users
-            guard let verified = await passwordVerifications.verify({ credentials.matches(known) }) else {
-                logger.warning("refused Basic credentials unchecked: too many verifications under way")
-                throw Refusal(
-                    status: .serviceUnavailable, message: "Too many logins at once; retry later",
-                    headers: [.retryAfter: "1"])
-            }
-            matched = verified
+        guard let header = headers[.authorization],
+            let credentials = BasicCredentials(authorizationHeader: header)
+        else {
+            throw Refusal.loginRequired
         }
-        guard matched else {
+        let known = users.users
+        // A recent success answers without a derivation, so it never waits behind a flood of guesses; only
+        // real scrypt checks take one of the gate's slots.
+        if verifiedCredentials.recentlyVerified(credentials, known) {
+            return
+        }
+        guard let verified = await passwordVerifications.verify({ verifiedCredentials.verify(credentials, known) })
+        else {
+            logger.warning("refused Basic credentials unchecked: too many verifications under way")
             throw Refusal(
-                status: .unauthorized, message: "Login required",
-                headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
+                status: .serviceUnavailable, message: "Too many logins at once; retry later",
+                headers: [.retryAfter: "1"])
+        }
+        guard verified else {
+            throw Refusal.loginRequired
         }
     }
 
@@ -114,9 +123,10 @@ extension SyncListener {
             ]
             return Self.jsonResponse(info)
         }
-        router.get("/{db}/_blipsync") { request, context in
+        // One parameter name at this depth for every route, so that the router's tree has one branch for it.
+        router.get("/{keyspace}/_blipsync") { request, context in
             do throws(Refusal) {
-                _ = try await validateSync(headers: request.headers, databaseName: context.parameters.get("db"))
+                _ = try await validateSync(headers: request.headers, databaseName: context.parameters.get("keyspace"))
                 // Upgrades that the listener judged never get here: they are upgraded or answered with their
                 // refusal. What is left asked for an upgrade that NIO's WebSocket upgrader would not attempt.
                 return Refusal(
@@ -127,10 +137,12 @@ extension SyncListener {
                 return error.response
             }
         }
-        router.get("/{db}") { request, context in
+        addRESTRoutes(to: router)
+        guard settings.restAPI == .off else { return router }
+        router.get("/{keyspace}") { request, context in
             do {
                 try await authenticate(request.headers)
-                let database = try await servedDatabase(context.parameters.get("db"))
+                let database = try await servedDatabase(context.parameters.get("keyspace"))
                 let lastSequence = try await database.lastSequence()
                 let info: JSONValue = [
                     "db_name": .string(database.name),

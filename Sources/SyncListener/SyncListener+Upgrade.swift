@@ -31,6 +31,7 @@ extension SyncListener {
             logger.debug(
                 "refused replication upgrade",
                 metadata: ["status": "\(error.status.code)", "reason": "\(error.message)"])
+            await state.countRefusedUpgrade(status: error.status.code)
             return .refuse(error)
         }
     }

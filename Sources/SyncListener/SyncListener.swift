@@ -71,6 +71,7 @@ public struct SyncListener: Service {
     let servedCollections: [String: [EdgeStore.CollectionName]]
     let state: ListenerState
     let startTime = Date()
+    let verifiedCredentials = VerifiedCredentialsCache()
     let logger: Logger
 
     /// Validates the settings and loads the TLS identity; the server starts in `run()`.

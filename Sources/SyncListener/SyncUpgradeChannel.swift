@@ -212,17 +212,24 @@ extension SyncUpgradeChannel {
     }
 }
 
-/// Remembers the last request head with an `Upgrade` header, which the upgrade handler behind it consumes.
+/// Remembers the request head with an `Upgrade` header, which the upgrade handler behind it consumes.
+///
+/// It leaves the pipeline as soon as it has passed that head on: the upgrade handler acts on the first request
+/// only, and once it removes the HTTP decoder, bytes that came behind the request (a client's first WebSocket
+/// frames, in the same packet) are passed on raw, which a handler of HTTP parts must never see.
 final class UpgradeRequestRecorder: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
 
     private(set) var upgradeRequestHead: HTTPRequestHead?
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data), head.headers.contains(name: "upgrade") {
-            upgradeRequestHead = head
+        guard case .head(let head) = unwrapInboundIn(data), head.headers.contains(name: "upgrade") else {
+            context.fireChannelRead(data)
+            return
         }
+        upgradeRequestHead = head
         context.fireChannelRead(data)
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }
 

@@ -1,3 +1,4 @@
+import ConnectionFailure
 import EdgeIdentity
 import FlushCoalescing
 import Foundation
@@ -46,7 +47,7 @@ extension UpstreamDialer {
             }
             return (channel, upgrade, observations)
         } catch {
-            throw .unreachable(target: target.description, reason: Self.describe(error))
+            throw .unreachable(target: target.description, reason: ConnectionFailure.describe(error))
         }
     }
 
@@ -163,21 +164,12 @@ extension UpstreamDialer {
             return .tlsHandshakeFailed(target: target.description, reason: "\(error)")
         }
         // NIO's upgrade handler fails this way when the connection goes before a response head arrives.
-        if let channelError = error as? ChannelError, channelError == .inappropriateOperationForState || channelError == .eof {
+        if let channelError = error as? ChannelError,
+            channelError == .inappropriateOperationForState || channelError == .eof
+        {
             return .handshakeIncomplete(
                 target: target.description, reason: "the upstream closed the connection without answering")
         }
-        return .handshakeIncomplete(target: target.description, reason: Self.describe(error))
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? NIOConnectionError {
-            let attempts = error.connectionErrors.map { "\($0.target): \($0.error)" }
-            return attempts.isEmpty ? "\(error)" : attempts.joined(separator: "; ")
-        }
-        if let error = error as? ChannelError, case .connectTimeout(let amount) = error {
-            return "connection timed out after \(amount.nanoseconds / 1_000_000) ms"
-        }
-        return "\(error)"
+        return .handshakeIncomplete(target: target.description, reason: ConnectionFailure.describe(error))
     }
 }

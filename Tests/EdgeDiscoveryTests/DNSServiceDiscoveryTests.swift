@@ -167,7 +167,7 @@ struct DNSServiceDiscoveryTests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerialized()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("SHA-256:") })
@@ -229,7 +229,7 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
         gateway.environment = environment
         gateway.standardOutput = output
         gateway.standardError = output
-        try gateway.run()
+        try gateway.runSerialized()
         try output.close()
         defer { stop(gateway) }
 

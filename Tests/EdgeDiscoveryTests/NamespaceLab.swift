@@ -90,7 +90,7 @@ final class NamespaceLab {
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try process.runSerialized()
         try output.close()
         return process
     }

@@ -1,3 +1,4 @@
+import EdgeStore
 import EdgeConfig
 import Foundation
 import Hummingbird
@@ -173,4 +174,17 @@ func withTemporaryGateway(
     )
     let application = try await buildApplication(configuration: configuration, logger: Logger(label: "test"))
     try await body(application)
+}
+
+/// Writes `count` documents `doc-0`… (`{"n": i}`) into the `inventory` database of a new data directory, so that a
+/// gateway started on it has something to push.
+func seededInventoryDirectory(documents count: Int) async throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-seeded-\(UUID().uuidString)")
+    let store = try DocumentStore(dataDirectory: directory)
+    let database = try await store.database(named: "inventory")
+    for index in 0..<count {
+        try await database.save("doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil)
+    }
+    try database.close()
+    return directory
 }

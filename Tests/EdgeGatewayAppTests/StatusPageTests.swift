@@ -246,8 +246,11 @@ struct StatusPageTests {
                     """
             ) { application in
                 try await application.test(.live) { client in
-                    let live = try await Self.waitForLive(client) { $0.contains("<span class=\"error\">") }
-                    #expect(live.contains(#"data-component="upstream/hub"><span class="state state-degraded">"#))
+                    // The attempt's error is recorded a moment before the upstream's state moves to retrying.
+                    let live = try await Self.waitForLive(client) {
+                        $0.contains("<span class=\"error\">")
+                            && $0.contains(#"data-component="upstream/hub"><span class="state state-degraded">"#)
+                    }
                     #expect(live.contains(#"data-figure="health">degraded<"#))
                     #expect(live.contains("<dt>Last success</dt><dd>not yet</dd>"))
                     let offline = try await Self.waitForLive(client) {

@@ -16,36 +16,15 @@ import UpstreamStandIns
 /// /health and the status API say when an upstream refuses the upgrade.
 @Suite("Upstreams against a LiteCore-strict listener")
 struct StrictUpstreamAppTests {
-    /// Builds a gateway whose `inventory` holds `documents` documents and whose only upstream is `upstreamTOML`.
+    /// Runs a gateway whose `inventory` holds `documents` documents and whose only upstream is `upstreamTOML`.
     static func withEdge(
-        documents: Int, upstreamTOML: String, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+        documents: Int, upstreamTOML: String,
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-strict-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let seed = try DocumentStore(dataDirectory: directory)
-        let database = try await seed.database(named: "inventory")
-        for index in 0..<documents {
-            try await database.save("doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil)
+        let directory = try await seededInventoryDirectory(documents: documents)
+        try await withTemporaryGateway(extraTOML: "\n" + upstreamTOML, dataDirectory: directory) { edge in
+            try await edge.test(.live) { client in try await body(client) }
         }
-        try database.close()
-        let configuration = try ConfigurationLoader.parse(
-            toml: """
-                [node]
-                name = "edge"
-                data_dir = "\(directory.path)"
-
-                [ops]
-                address = "127.0.0.1"
-                port = 0
-
-                [[database]]
-                name = "inventory"
-
-                \(upstreamTOML)
-                """,
-            source: "test", environment: [:], overrides: ConfigurationOverrides())
-        let edge = try await buildApplication(configuration: configuration, logger: Logger(label: "edge"))
-        try await edge.test(.live) { client in try await body(client) }
     }
 
     @Test("an [[upstream]] pushes through the strict listener over ws:// and wss://", arguments: ["ws", "wss"])

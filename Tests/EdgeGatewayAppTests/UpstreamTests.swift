@@ -26,27 +26,9 @@ struct UpstreamTests {
             try await upstreamGateway.test(.live) { upstreamClient in
                 let port = try await Self.listenerPort(upstreamClient)
 
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
-                defer { try? FileManager.default.removeItem(at: directory) }
-                let seed = try DocumentStore(dataDirectory: directory)
-                let database = try await seed.database(named: "inventory")
-                for index in 0..<25 {
-                    try await database.save("doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil)
-                }
-                try database.close()
-
-                let configuration = try ConfigurationLoader.parse(
-                    toml: """
-                        [node]
-                        name = "edge"
-                        data_dir = "\(directory.path)"
-
-                        [ops]
-                        address = "127.0.0.1"
-                        port = 0
-
-                        [[database]]
-                        name = "inventory"
+                let directory = try await seededInventoryDirectory(documents: 25)
+                try await withTemporaryGateway(
+                    extraTOML: """
 
                         [[upstream]]
                         name = "hub"
@@ -54,29 +36,26 @@ struct UpstreamTests {
                         url = "ws://127.0.0.1:\(port)/inventory"
                         type = "push"
                         continuous = false
-                        """,
-                    source: "test",
-                    environment: [:],
-                    overrides: ConfigurationOverrides()
-                )
-                let edge = try await buildApplication(configuration: configuration, logger: Logger(label: "edge"))
-                try await edge.test(.live) { edgeClient in
-                    var upstream: ComponentHealth?
-                    var store: ComponentHealth?
-                    for _ in 0..<300 {
-                        upstream = try await Self.component(.upstream, from: edgeClient)
-                        store = try await Self.component(.store, from: upstreamClient)
-                        if upstream?.details["completed"] == .integer(25), store?.details["lastSequence"] == .integer(25) {
-                            break
+                        """, dataDirectory: directory
+                ) { edge in
+                    try await edge.test(.live) { edgeClient in
+                        var upstream: ComponentHealth?
+                        var store: ComponentHealth?
+                        for _ in 0..<300 {
+                            upstream = try await Self.component(.upstream, from: edgeClient)
+                            store = try await Self.component(.store, from: upstreamClient)
+                            if upstream?.details["completed"] == .integer(25), store?.details["lastSequence"] == .integer(25) {
+                                break
+                            }
+                            try await Task.sleep(for: .milliseconds(100))
                         }
-                        try await Task.sleep(for: .milliseconds(100))
+                        let hub = try #require(upstream)
+                        #expect(hub.name == "hub")
+                        #expect(hub.status == .up)
+                        #expect(hub.details["completed"] == .integer(25))
+                        #expect(hub.details["lastSuccess"] != HealthValue.none)
+                        #expect(store?.details["lastSequence"] == .integer(25))
                     }
-                    let hub = try #require(upstream)
-                    #expect(hub.name == "hub")
-                    #expect(hub.status == .up)
-                    #expect(hub.details["completed"] == .integer(25))
-                    #expect(hub.details["lastSuccess"] != HealthValue.none)
-                    #expect(store?.details["lastSequence"] == .integer(25))
                 }
             }
         }

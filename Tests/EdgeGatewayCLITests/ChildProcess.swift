@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 
 /// The `edge-gateway` binary built alongside this test bundle, run as a real child process.
@@ -51,7 +52,7 @@ struct EdgeGatewayBinary {
         process.standardError = error
         // A command that asks for confirmation must read end-of-file, never wait on the test's own terminal.
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runSerialized()
         return Running(process: process, standardOutputPipe: output, standardErrorPipe: error)
     }
 }

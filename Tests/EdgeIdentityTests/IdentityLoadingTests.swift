@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import Foundation
 import Testing
@@ -139,7 +140,7 @@ enum OpenSSL {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try process.runSerialized()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -23,8 +23,9 @@ struct ListenerHandshakeLayoutTests {
         }
     }
 
-    /// Sends `request` on a raw socket and returns the response head (without its final blank line).
-    static func exchange(port: Int, request: String) async throws -> String {
+    /// Sends `request` (then `trailing` bytes, in the same write) on a raw socket and returns the response head
+    /// (without its final blank line).
+    static func exchange(port: Int, request: String, trailing: [UInt8] = []) async throws -> String {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -32,7 +33,9 @@ struct ListenerHandshakeLayoutTests {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(string: request))
+            var bytes = ByteBuffer(string: request)
+            bytes.writeBytes(trailing)
+            try await outbound.write(bytes)
             var text = ""
             for try await var chunk in inbound {
                 text += chunk.readString(length: chunk.readableBytes) ?? ""
@@ -84,6 +87,27 @@ struct ListenerHandshakeLayoutTests {
             let head = try await Self.exchange(
                 port: gateway.port, request: "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(gateway.port)\r\n\r\n")
             #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        }
+    }
+}
+
+extension ListenerHandshakeLayoutTests {
+    @Test("WebSocket frames sent right behind the upgrade request, in the same packet, do not upset the listener")
+    func framesBehindTheUpgradeRequest() async throws {
+        try await TestGateway.run { gateway in
+            let key = "dGhlIHNhbXBsZSBub25jZQ=="
+            // Two masked, empty pings (FIN, opcode 9, mask bit, zero mask key), in the request's packet.
+            let pings: [UInt8] = [0x89, 0x80, 0, 0, 0, 0, 0x89, 0x80, 0, 0, 0, 0]
+            for _ in 0..<20 {
+                let head = try await Self.exchange(
+                    port: gateway.port,
+                    request: Self.request(port: gateway.port, key: key, connection: "Upgrade", upgrade: "websocket"),
+                    trailing: pings)
+                #expect(head.hasPrefix("HTTP/1.1 101 "))
+            }
+            let after = try await Self.exchange(
+                port: gateway.port, request: "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(gateway.port)\r\n\r\n")
+            #expect(after.hasPrefix("HTTP/1.1 200 OK\r\n"))
         }
     }
 }

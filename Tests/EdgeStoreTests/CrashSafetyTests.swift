@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 import Testing
 
@@ -33,7 +34,7 @@ struct CrashSafetyTests {
             process.arguments = [directory.path]
             let output = Pipe()
             process.standardOutput = output
-            try process.run()
+            try process.runSerialized()
 
             // Read acknowledgements until enough have arrived, then kill without warning.
             var received = Data()

@@ -16,7 +16,7 @@ public func runExternalTool(_ name: String, _ arguments: [String]) throws -> Ext
     let error = Pipe()
     process.standardOutput = output
     process.standardError = error
-    try process.run()
+    try process.runSerialized()
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     let errorData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

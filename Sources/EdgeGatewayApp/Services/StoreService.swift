@@ -38,10 +38,14 @@ final class StoreService: Service, HealthReporting {
         // The sweep stops as soon as shutdown begins; a sweep in flight is one write transaction, which
         // finishes or rolls back as a whole.
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.maintenanceInterval)
-                guard !Task.isCancelled else { break }
-                await self.sweep()
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.watchOtherProcessesCommits() }
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.maintenanceInterval)
+                    guard !Task.isCancelled else { break }
+                    await self.sweep()
+                }
+                group.cancelAll()
             }
         }
         for database in databases {
@@ -77,12 +81,33 @@ final class StoreService: Service, HealthReporting {
             do {
                 try await database.probeWritable()
                 let sequence = try await database.lastSequence()
+                // Taking the write lock needs no space; a write refused for space is what tells the disk is full.
+                if database.isDiskFull {
+                    reports.append(
+                        ComponentHealth(
+                            name: database.name,
+                            kind: .store,
+                            status: .degraded,
+                            reason: "disk full: writes are refused until space is freed; reads and pulls still work",
+                            details: ["writable": false, "lastSequence": .integer(Int(sequence))]
+                        )
+                    )
+                    continue
+                }
                 reports.append(
                     ComponentHealth(
                         name: database.name,
                         kind: .store,
                         status: .up,
                         details: ["writable": true, "lastSequence": .integer(Int(sequence))]
+                    )
+                )
+            } catch StoreError.diskFull {
+                reports.append(
+                    ComponentHealth(
+                        name: database.name, kind: .store, status: .degraded,
+                        reason: "disk full: writes are refused until space is freed; reads and pulls still work",
+                        details: ["writable": false]
                     )
                 )
             } catch {

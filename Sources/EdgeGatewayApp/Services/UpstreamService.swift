@@ -26,6 +26,8 @@ final class UpstreamService: Service, HealthReporting {
     private let dataDirectory: String
     /// Why the trust store's current contents are not in force; nil when they are.
     private let trustProblem = Mutex<String?>(nil)
+    /// Transient failures retried since start, over every run.
+    let retries = Atomic<Int>(0)
     private let trustChanges: AsyncStream<Void>
     private let trustChanged: AsyncStream<Void>.Continuation
 
@@ -127,6 +129,7 @@ final class UpstreamService: Service, HealthReporting {
                     logger.error("upstream replication stopped", metadata: ["error": "\(error)", "attempts": "\(attempt)"])
                     return
                 }
+                retries.add(1, ordering: .relaxed)
                 let wait = retryPolicy.delay(afterAttempt: attempt)
                 state.withLock { $0 = .waitingToRetry(attempt: attempt, error: "\(error)") }
                 logger.warning(

@@ -1,0 +1,30 @@
+import Foundation
+
+/// A local write for `DocumentDatabase.saveBatch`: a new revision on top of `parentRevID` (a current leaf),
+/// or of nothing for a new document; with `deleted`, a tombstone.
+public struct NewRevision: Sendable {
+    public var docID: String
+    public var body: Data
+    public var parentRevID: RevisionID?
+    public var deleted: Bool
+
+    public init(docID: String, body: Data, parentRevID: RevisionID?, deleted: Bool = false) {
+        self.docID = docID
+        self.body = body
+        self.parentRevID = parentRevID
+        self.deleted = deleted
+    }
+}
+
+extension StoreError {
+    /// Errors of one write of a batch that leave the others to commit: the document's own input or state.
+    var failsOnlyItsDocument: Bool {
+        switch self {
+        case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .conflict,
+            .documentNotFound, .revisionNotFound:
+            true
+        default:
+            false
+        }
+    }
+}

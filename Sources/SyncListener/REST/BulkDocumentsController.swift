@@ -1,0 +1,255 @@
+import EdgeStore
+import Foundation
+import Hummingbird
+import NIOCore
+import ReplicationProtocol
+
+/// Many documents per request: `_bulk_docs`, `_all_docs`, `_bulk_get`, `_revs_diff`.
+struct BulkDocumentsController: Sendable {
+    let listener: SyncListener
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.post("/{keyspace}/_bulk_docs") { request, context in
+            await listener.rest(request, context, writes: true) { call in try await bulkDocs(call) }
+        }
+        router.get("/{keyspace}/_all_docs") { request, context in
+            await listener.rest(request, context, writes: false) { call in
+                try await allDocs(call, keys: try call.queryJSON("keys").map(Self.keyList))
+            }
+        }
+        router.post("/{keyspace}/_all_docs") { request, context in
+            await listener.rest(request, context, writes: false) { call in
+                let body = try await call.jsonObjectBody()
+                return try await allDocs(call, keys: try body["keys"].map(Self.keyList))
+            }
+        }
+        router.post("/{keyspace}/_bulk_get") { request, context in
+            await listener.rest(request, context, writes: false) { call in try await bulkGet(call) }
+        }
+        router.post("/{keyspace}/_revs_diff") { request, context in
+            await listener.rest(request, context, writes: false) { call in try await revsDiff(call) }
+        }
+    }
+
+    private static func keyList(_ value: JSONValue) throws(RESTError) -> [String] {
+        guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+            throw .badRequest("keys must be a JSON array of document IDs")
+        }
+        return list.compactMap(\.stringValue)
+    }
+
+    /// Every document is checked before any is written, so a malformed entry fails the request and changes
+    /// nothing; conflicts are reported per document, as Sync Gateway does.
+    private func bulkDocs(_ call: RESTCall) async throws -> Response {
+        let body = try await call.jsonObjectBody()
+        if let newEdits = body["new_edits"], newEdits.boolValue != true {
+            throw RESTError.badRequest("only new_edits = true is supported: each document becomes a new revision")
+        }
+        guard let docs = body["docs"]?.arrayValue else {
+            throw RESTError.badRequest("the body needs a \"docs\" array")
+        }
+        var writes: [NewRevision] = []
+        writes.reserveCapacity(docs.count)
+        for (index, doc) in docs.enumerated() {
+            guard let object = doc.objectValue else {
+                throw RESTError.badRequest("docs[\(index)] must be an object, got \(doc.typeName)")
+            }
+            if let id = object["_id"], id.stringValue == nil {
+                throw RESTError.badRequest("docs[\(index)]._id must be a string")
+            }
+            do throws(RESTError) {
+                let parent = try object["_rev"].map { value throws(RESTError) in
+                    guard let text = value.stringValue else { throw .badRequest("_rev must be a string") }
+                    return try RESTRevisions.parse(text)
+                }
+                let (body, deleted) = try RESTDocuments.storedBody(object)
+                writes.append(
+                    NewRevision(
+                        docID: object["_id"]?.stringValue ?? RESTDocuments.generatedID(), body: body,
+                        parentRevID: parent, deleted: deleted))
+            } catch {
+                throw RESTError.badRequest("docs[\(index)]: \(error.reason)")
+            }
+        }
+        // One transaction for the whole request: one commit instead of one per document.
+        let outcomes = try await call.keyspace.database.saveBatch(writes, in: call.keyspace.collection)
+        var results: [JSONValue] = []
+        results.reserveCapacity(writes.count)
+        for (write, outcome) in zip(writes, outcomes) {
+            switch outcome {
+            case .success(let saved):
+                results.append(["id": .string(write.docID), "rev": .string(saved.revID.description)])
+            case .failure(let error):
+                var restError = RESTError(storeError: error)
+                if write.deleted, write.parentRevID == nil, case .conflict = error {
+                    restError = .conflict("Document update conflict: a _rev is required to delete")
+                }
+                results.append([
+                    "id": .string(write.docID), "error": .string(restError.error),
+                    "reason": .string(restError.reason), "status": .integer(Int(restError.status.code)),
+                ])
+            }
+        }
+        return SyncListener.restJSON(.array(results), status: .created)
+    }
+
+    private func allDocs(_ call: RESTCall, keys: [String]?) async throws -> Response {
+        let keyspace = call.keyspace
+        let includeDocs = try call.queryFlag("include_docs")
+        let descending = try call.queryFlag("descending")
+        let skip = try call.queryInteger("skip") ?? 0
+        let limit = try call.queryInteger("limit") ?? .max
+        let counts = try await keyspace.database.collectionCountsIfPresent(keyspace.collection)
+        var rows: [JSONValue] = []
+        if let keys {
+            for key in keys.dropFirst(skip).prefix(limit) {
+                guard let document = try await keyspace.database.documentIfCollectionExists(key, keyspace) else {
+                    rows.append(["key": .string(key), "error": "not_found"])
+                    continue
+                }
+                var value: JSONObject = ["rev": .string(document.revID.description)]
+                if document.deleted { value["deleted"] = true }
+                var row: JSONObject = ["id": .string(key), "key": .string(key), "value": .object(value)]
+                if includeDocs {
+                    row["doc"] =
+                        document.deleted
+                        ? .null
+                        : .object(
+                            try RESTDocuments.documentObject(
+                                docID: key, revID: document.revID, deleted: false, body: document.body))
+                }
+                rows.append(.object(row))
+            }
+        } else {
+            let range = DocumentRange(
+                start: try Self.keyParameter(call, "startkey", "start_key"),
+                end: try Self.keyParameter(call, "endkey", "end_key"),
+                descending: descending, skip: skip, limit: limit)
+            let listing: [DocumentListing]
+            do {
+                listing = try await keyspace.database.documents(in: keyspace.collection, range: range)
+            } catch StoreError.collectionNotFound {
+                listing = []
+            }
+            for entry in listing {
+                var row: JSONObject = [
+                    "id": .string(entry.docID), "key": .string(entry.docID),
+                    "value": ["rev": .string(entry.revID.description)],
+                ]
+                if includeDocs,
+                    let revision = try await keyspace.database.revision(
+                        entry.docID, revID: entry.revID, in: keyspace.collection),
+                    let body = revision.body
+                {
+                    row["doc"] = .object(
+                        try RESTDocuments.documentObject(
+                            docID: entry.docID, revID: entry.revID, deleted: false, body: body))
+                }
+                rows.append(.object(row))
+            }
+        }
+        return SyncListener.restJSON([
+            "total_rows": .integer(counts.documents), "offset": .integer(skip), "rows": .array(rows),
+        ])
+    }
+
+    /// `startkey="a"`: CouchDB keys are JSON, so document IDs arrive quoted.
+    private static func keyParameter(_ call: RESTCall, _ names: String...) throws(RESTError) -> String? {
+        for name in names {
+            guard let value = try call.queryJSON(name) else { continue }
+            guard let key = value.stringValue else {
+                throw .badRequest("\(name) must be a JSON string (a document ID in quotes)")
+            }
+            return key
+        }
+        return nil
+    }
+
+    /// CouchDB's JSON form: `{"results": [{"id": …, "docs": [{"ok": doc} | {"error": {…}}]}]}`.
+    private func bulkGet(_ call: RESTCall) async throws -> Response {
+        let keyspace = call.keyspace
+        let withHistory = try call.queryFlag("revs")
+        let body = try await call.jsonObjectBody()
+        guard let docs = body["docs"]?.arrayValue else {
+            throw RESTError.badRequest("the body needs a \"docs\" array of {\"id\", \"rev\"}")
+        }
+        var requests: [(docID: String, revID: RevisionID?)] = []
+        for (index, doc) in docs.enumerated() {
+            guard let docID = doc.objectValue?["id"]?.stringValue else {
+                throw RESTError.badRequest("docs[\(index)] needs an \"id\" string")
+            }
+            let rev = try doc.objectValue?["rev"].map { value throws(RESTError) in
+                guard let text = value.stringValue else { throw .badRequest("docs[\(index)].rev must be a string") }
+                return try RESTRevisions.parse(text)
+            }
+            requests.append((docID, rev))
+        }
+        var results: [JSONValue] = []
+        for request in requests {
+            var revID = request.revID
+            if revID == nil {
+                revID = try await keyspace.database.documentIfCollectionExists(request.docID, keyspace)?.revID
+            }
+            guard let revID,
+                let revision = try? await keyspace.database.revision(
+                    request.docID, revID: revID, in: keyspace.collection),
+                let stored = revision.body
+            else {
+                let error: JSONValue = [
+                    "id": .string(request.docID), "rev": .string(request.revID?.description ?? ""),
+                    "error": "not_found", "reason": "missing",
+                ]
+                results.append(["id": .string(request.docID), "docs": [["error": error]]])
+                continue
+            }
+            var object = try RESTDocuments.documentObject(
+                docID: request.docID, revID: revID, deleted: revision.deleted, body: stored)
+            if withHistory {
+                object["_revisions"] = try await RESTDocuments.revisionsValue(
+                    keyspace, docID: request.docID, revID: revID)
+            }
+            results.append(["id": .string(request.docID), "docs": [["ok": .object(object)]]])
+        }
+        return SyncListener.restJSON(["results": .array(results)])
+    }
+
+    private func revsDiff(_ call: RESTCall) async throws -> Response {
+        let body = try await call.jsonObjectBody()
+        var queries: [RevisionQuery] = []
+        for (docID, value) in body {
+            guard let list = value.arrayValue else {
+                throw RESTError.badRequest("revisions of '\(docID)' must be a JSON array")
+            }
+            var revIDs: [RevisionID] = []
+            for item in list {
+                guard let text = item.stringValue else {
+                    throw RESTError.badRequest("revisions of '\(docID)' must be strings")
+                }
+                revIDs.append(try RESTRevisions.parse(text))
+            }
+            queries.append(RevisionQuery(docID: docID, revIDs: revIDs))
+        }
+        let diffs = try await call.keyspace.database.revisionDiffs(queries, in: call.keyspace.collection)
+        var answer = JSONObject()
+        for diff in diffs {
+            let diff = try diff.get()
+            guard !diff.missing.isEmpty else { continue }
+            var entry: JSONObject = ["missing": .array(diff.missing.map { .string($0.description) })]
+            if !diff.possibleAncestors.isEmpty {
+                entry["possible_ancestors"] = .array(diff.possibleAncestors.map { .string($0.description) })
+            }
+            answer[diff.docID] = .object(entry)
+        }
+        return SyncListener.restJSON(.object(answer))
+    }
+}
+
+extension DocumentDatabase {
+    func documentIfCollectionExists(_ docID: String, _ keyspace: RESTKeyspace) async throws -> Document? {
+        do {
+            return try await document(docID, in: keyspace.collection)
+        } catch StoreError.collectionNotFound {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import EdgeStore
+import Foundation
+import Hummingbird
+import NIOCore
+import ReplicationProtocol
+
+/// A REST request that failed: the status and the `{"error": …, "reason": …}` body Sync Gateway would answer.
+struct RESTError: Error, Sendable {
+    var status: HTTPResponse.Status
+    var error: String
+    var reason: String
+    var headers: HTTPFields = [:]
+
+    var response: Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let body: JSONValue = ["error": .string(error), "reason": .string(reason)]
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body.serialized)))
+    }
+
+    static func badRequest(_ reason: String) -> RESTError {
+        RESTError(status: .badRequest, error: "Bad Request", reason: reason)
+    }
+
+    static func notFound(_ reason: String) -> RESTError {
+        RESTError(status: .notFound, error: "not_found", reason: reason)
+    }
+
+    static func conflict(_ reason: String) -> RESTError {
+        RESTError(status: .conflict, error: "conflict", reason: reason)
+    }
+
+    static let loginRequired = RESTError(
+        status: .unauthorized, error: "Unauthorized", reason: "Login required",
+        headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
+
+    static let readOnly = RESTError(
+        status: .forbidden, error: "Forbidden",
+        reason: "this listener's REST API is read-only (set rest_api = true to allow writes)")
+
+    static let methodNotAllowed = RESTError(
+        status: .methodNotAllowed, error: "Method Not Allowed", reason: "this method is not allowed on this path")
+
+    static func bodyTooLarge(limit: Int) -> RESTError {
+        RESTError(
+            status: .contentTooLarge, error: "Request Entity Too Large",
+            reason: "the request body exceeds the listener's limit of \(limit) bytes (rest_max_body_size)")
+    }
+
+    var isServerFault: Bool { status.code >= 500 }
+}
+
+extension RESTError {
+    /// A refused login in Sync Gateway's error shape: 401 for missing or wrong credentials, the listener's own
+    /// status (503 with `Retry-After` when too many password checks are under way) otherwise.
+    init(authenticationRefusal refusal: SyncListener.Refusal) {
+        if refusal.status == .unauthorized {
+            self = .loginRequired
+        } else {
+            self = RESTError(
+                status: refusal.status, error: refusal.status.reasonPhrase, reason: refusal.message,
+                headers: refusal.headers)
+        }
+    }
+}
+
+extension RESTError {
+    /// What a store failure means to a REST client. Failures that are the server's own are logged by the caller
+    /// and reported without their details.
+    init(storeError: StoreError) {
+        switch storeError {
+        case .invalidDocumentID(let docID, let reason):
+            self = .badRequest("invalid document ID '\(docID)': \(reason)")
+        case .invalidRevisionID(let revID):
+            self = .badRequest("invalid revision ID '\(revID)'")
+        case .invalidJSON(let reason):
+            self = .badRequest("the document body is not valid JSON: \(reason)")
+        case .invalidRevisionHistory(_, let reason):
+            self = .badRequest("invalid revision history: \(reason)")
+        case .conflict(_, let currentRevID):
+            self = .conflict(currentRevID == nil ? "Document revision conflict" : "Document update conflict")
+        case .localRevisionMismatch:
+            self = .conflict("Document update conflict")
+        case .documentNotFound, .revisionNotFound, .blobNotFound:
+            self = .notFound("missing")
+        case .collectionNotFound:
+            // The keyspace was checked against the listener's configuration before the store was asked: the
+            // collection is served but nothing was written to it yet.
+            self = .notFound("missing")
+        case .invalidBlobDigest(let digest):
+            self = .badRequest("invalid blob digest '\(digest)'")
+        case .blobDigestMismatch(let expected, let actual):
+            self = .badRequest("blob digest mismatch: expected \(expected), got \(actual)")
+        case .invalidDatabaseName, .invalidCollectionName, .databaseNotFound:
+            self = .notFound("no such database")
+        case .invalidConflictResolution(_, let reason):
+            self = .badRequest(reason)
+        case .cancelled:
+            self = RESTError(status: .serviceUnavailable, error: "Service Unavailable", reason: "the request was cancelled")
+        case .diskFull:
+            // As the replication protocol answers it: a retry succeeds once space is freed.
+            self = RESTError(status: .serviceUnavailable, error: "Service Unavailable", reason: "disk full")
+        case .blobWriterClosed, .corruptDatabase, .io, .sqlite:
+            self = RESTError(status: .internalServerError, error: "Internal Server Error", reason: "storage failure")
+        }
+    }
+}

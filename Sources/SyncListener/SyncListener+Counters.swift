@@ -1,0 +1,6 @@
+import EdgeReplication
+
+extension SyncListener {
+    /// Replication counts of each served database since start, over open and closed connections.
+    public var databaseReplicationCounters: [String: ReplicationCounters] { state.databaseTotals }
+}

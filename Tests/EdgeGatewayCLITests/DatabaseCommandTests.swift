@@ -1,0 +1,193 @@
+import EdgeConfig
+import Foundation
+import HummingbirdTesting
+import Logging
+import Testing
+
+@testable import EdgeGatewayApp
+
+@Suite("edge-gateway db export and import")
+struct DatabaseCommandTests {
+    @Test("export writes every current revision as a line; import into another node stores the same bodies")
+    func roundTrip() async throws {
+        let source = try temporaryDirectory()
+        let copy = try temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: source)
+            try? FileManager.default.removeItem(at: copy)
+        }
+        for (docID, body) in [("a", #"{"qty": 1.50, "tags": ["x"]}"#), ("b", #"{"name": "two\nlines"}"#), ("c", "{}")] {
+            let put = try await EdgeGatewayBinary.run(["docs", "put", docID, body, "--data-dir", source.path])
+            #expect(put.status == 0, "\(put.standardError)")
+        }
+        _ = try await EdgeGatewayBinary.run(["docs", "delete", "c", "--data-dir", source.path])
+
+        let exported = try await EdgeGatewayBinary.run(["db", "export", "inventory", "--data-dir", source.path])
+        #expect(exported.status == 0, "\(exported.standardError)")
+        let lines = exported.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 4 && lines.last == "")
+        let objects = try lines.dropLast().map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.map { $0["_id"] as? String } == ["a", "b", "c"])
+        #expect(objects[0]["qty"] as? Double == 1.5)
+        #expect((objects[0]["_rev"] as? String)?.hasPrefix("1-") == true)
+        #expect(objects[1]["name"] as? String == "two\nlines")
+        #expect(objects[2]["_deleted"] as? Bool == true)
+        #expect(lines[0].contains("1.50"), "numbers keep their spelling: \(lines[0])")
+        #expect(exported.standardError.contains("3/3 documents exported"))
+
+        let file = copy.appendingPathComponent("inventory.jsonl")
+        try Data(exported.standardOutput.utf8).write(to: file)
+        _ = try await EdgeGatewayBinary.run(["docs", "put", "c", #"{"live": true}"#, "--data-dir", copy.path])
+        let imported = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", copy.path])
+        #expect(imported.status == 0, "\(imported.standardError)")
+        #expect(imported.standardOutput == "3 documents stored, 0 deletions of absent documents skipped\n")
+
+        let fetched = try await EdgeGatewayBinary.run(["docs", "get", "b", "--data-dir", copy.path])
+        let b = try #require(try JSONSerialization.jsonObject(with: Data(fetched.standardOutput.utf8)) as? [String: Any])
+        #expect(b["name"] as? String == "two\nlines")
+        let deleted = try await EdgeGatewayBinary.run(["docs", "get", "c", "--data-dir", copy.path])
+        #expect(deleted.standardOutput.contains(#""_deleted":true"#))
+
+        let again = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", copy.path])
+        #expect(again.standardOutput == "2 documents stored, 1 deletions of absent documents skipped\n")
+    }
+
+    @Test("a bad line stops the import with its line number; its batch is not stored, earlier batches are")
+    func badLine() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("bad.jsonl")
+        let text = """
+            {"_id": "one", "n": 1}
+            {"_id": "two", "n": 2}
+
+            {"_id": "three", "n": 3}
+            {"n": 4}
+            {"_id": "five", "n": 5}
+            """
+        try Data(text.utf8).write(to: file)
+        let outcome = try await EdgeGatewayBinary.run(
+            ["db", "import", "inventory", file.path, "--batch-size", "2", "--data-dir", directory.path])
+        #expect(outcome.status == 1)
+        #expect(outcome.standardError.contains("line 5: no string \"_id\""), "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("before it: 2 documents stored"))
+        let listed = try await EdgeGatewayBinary.run(["docs", "list", "--data-dir", directory.path])
+        #expect(listed.standardOutput.split(separator: "\n").map { $0.split(separator: " ")[1] } == ["one", "two"])
+
+        for (line, reason) in [
+            (#"[1, 2]"#, "not a JSON object"), (#"{"_id": "x""#, "not valid JSON"),
+            (#"{"_id": "_design"}"#, "invalid document ID"), (#"{"_id": "x", "_secret": 1}"#, "\"_secret\" is reserved"),
+        ] {
+            try Data((#"{"_id": "ok"}"# + "\n" + line + "\n").utf8).write(to: file)
+            let refused = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", directory.path])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("line 2: \(reason)"), "\(refused.standardError)")
+        }
+        let unchanged = try await EdgeGatewayBinary.run(["docs", "list", "--data-dir", directory.path])
+        #expect(unchanged.standardOutput == listed.standardOutput)
+    }
+
+    @Test("documents imported beside a running gateway reach its continuous puller")
+    func importIntoRunningGateway() async throws {
+        let hubDirectory = try temporaryDirectory()
+        let edgeDirectory = try temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: hubDirectory)
+            try? FileManager.default.removeItem(at: edgeDirectory)
+        }
+        let hub = try await buildApplication(
+            configuration: try Self.configuration(
+                directory: hubDirectory,
+                extra: """
+                    [[listener]]
+                    name = "lan"
+                    interface = "127.0.0.1"
+                    port = 0
+                    tls = "off"
+                    auth = "none"
+                    databases = ["inventory"]
+                    """),
+            logger: Logger(label: "hub"))
+        try await hub.test(.live) { hubClient in
+            let port = try await Self.listenerPort(hubClient)
+            let edge = try await buildApplication(
+                configuration: try Self.configuration(
+                    directory: edgeDirectory,
+                    extra: """
+                        [[upstream]]
+                        name = "hub"
+                        database = "inventory"
+                        url = "ws://127.0.0.1:\(port)/inventory"
+                        type = "pull"
+                        continuous = true
+                        """),
+                logger: Logger(label: "edge"))
+            try await edge.test(.live) { edgeClient in
+                try await Self.waitUntil(edgeClient, "upstream idle") { $0.contains(#""activity":"idle""#) }
+
+                let file = hubDirectory.appendingPathComponent("import.jsonl")
+                let lines = (0..<40).map { #"{"_id": "imported-\#($0)", "n": \#($0)}"# }
+                try Data(lines.joined(separator: "\n").utf8).write(to: file)
+                let imported = try await EdgeGatewayBinary.run(
+                    ["db", "import", "inventory", file.path, "--batch-size", "16", "--data-dir", hubDirectory.path,
+                     "--config", Self.configurationFile(in: hubDirectory)])
+                #expect(imported.status == 0, "\(imported.standardError)")
+                #expect(imported.standardOutput.hasPrefix("40 documents stored"))
+
+                try await Self.waitUntil(edgeClient, "40 documents pulled") { $0.contains(#""completed":40"#) }
+            }
+        }
+    }
+
+    static func configuration(directory: URL, extra: String) throws -> GatewayConfiguration {
+        let toml = """
+            [node]
+            name = "node"
+            data_dir = "\(directory.path)"
+
+            [ops]
+            address = "127.0.0.1"
+            port = 0
+
+            [[database]]
+            name = "inventory"
+
+            \(extra)
+            """
+        // The command line reads the same file, so that it opens the database as the gateway configured it.
+        try Data(toml.utf8).write(to: URL(fileURLWithPath: configurationFile(in: directory)))
+        return try ConfigurationLoader.parse(
+            toml: toml, source: "test", environment: [:], overrides: ConfigurationOverrides())
+    }
+
+    static func configurationFile(in directory: URL) -> String {
+        directory.appendingPathComponent("gateway.toml").path
+    }
+
+    static func listenerPort(_ client: some TestClientProtocol) async throws -> Int {
+        for _ in 0..<100 {
+            let listeners = try await client.execute(uri: "/listeners", method: .get) { response in
+                try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]]
+            }
+            if let port = listeners?.first?["port"] as? Int { return port }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CancellationError()
+    }
+
+    /// Polls `/upstreams` for up to 30 s.
+    static func waitUntil(
+        _ client: some TestClientProtocol, _ what: String, _ condition: (String) -> Bool
+    ) async throws {
+        var last = ""
+        for _ in 0..<300 {
+            last = try await client.execute(uri: "/upstreams", method: .get) { String(buffer: $0.body) }
+            if condition(last) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("never reached: \(what); last /upstreams: \(last)")
+        throw CancellationError()
+    }
+}

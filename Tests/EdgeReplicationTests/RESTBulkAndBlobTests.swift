@@ -1,0 +1,197 @@
+import EdgeConfig
+import EdgeStore
+import Foundation
+import ReplicationProtocol
+@testable import EdgeReplication
+@testable import SyncListener
+import Testing
+
+@Suite("REST bulk routes")
+struct RESTBulkTests {
+    @Test("_bulk_docs writes each document and reports conflicts per document; a bad entry writes nothing")
+    func bulkDocs() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let existing = try await gateway.database.save("b", body: Data("{}".utf8), parentRevID: nil)
+            let reply = try await client.send(
+                "POST", "/db/_bulk_docs",
+                json: ["docs": [["_id": "a", "n": 1], ["_id": "b", "n": 2], ["n": 3]]])
+            #expect(reply.status == 201, "\(reply.text)")
+            let results = try #require(reply.json?.arrayValue)
+            #expect(results.count == 3)
+            #expect(results[0].objectValue?["rev"]?.stringValue?.hasPrefix("1-") == true)
+            #expect(results[1].objectValue?["error"] == "conflict")
+            #expect(results[1].objectValue?["status"] == 409)
+            let generated = try #require(results[2].objectValue?["id"]?.stringValue)
+            #expect(try await gateway.database.document(generated) != nil)
+            #expect(try await gateway.database.document("b")?.revID == existing.revID)
+
+            let sequence = try await gateway.database.lastSequence()
+            let bad = try await client.send(
+                "POST", "/db/_bulk_docs", json: ["docs": [["_id": "c"], ["_id": "d", "_rev": "nonsense"]]])
+            #expect(bad.status == 400)
+            #expect(bad.error.reason?.contains("docs[1]") == true)
+            #expect(try await gateway.database.lastSequence() == sequence)
+            #expect(try await client.send("POST", "/db/_bulk_docs", json: ["nodocs": true]).status == 400)
+        }
+    }
+
+    @Test("_all_docs: keys, startkey/endkey, limit, skip, descending, include_docs, GET and POST")
+    func allDocs() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let database = try await gateway.database
+            for id in ["a", "b", "c", "d"] {
+                try await database.save(id, body: Data(#"{"id":"\#(id)"}"#.utf8), parentRevID: nil)
+            }
+            let deleted = try await database.save("e", body: Data("{}".utf8), parentRevID: nil)
+            try await database.delete("e", parentRevID: deleted.revID)
+
+            func ids(_ reply: RESTClient.Reply) -> [String] {
+                reply.object?["rows"]?.arrayValue?.compactMap { $0.objectValue?["key"]?.stringValue } ?? []
+            }
+            let all = try await client.get("/db/_all_docs")
+            #expect(ids(all) == ["a", "b", "c", "d"])
+            #expect(all.object?["total_rows"] == 4)
+            #expect(ids(try await client.get("/db/_all_docs?startkey=%22b%22&endkey=%22c%22")) == ["b", "c"])
+            #expect(ids(try await client.get("/db/_all_docs?descending=true&limit=2")) == ["d", "c"])
+            #expect(ids(try await client.get("/db/_all_docs?skip=1&limit=2")) == ["b", "c"])
+            let withDocs = try await client.get("/db/_all_docs?include_docs=true&limit=1")
+            #expect(withDocs.object?["rows"]?.arrayValue?.first?.objectValue?["doc"]?.objectValue?["id"] == "a")
+
+            let keyed = try await client.send("POST", "/db/_all_docs", json: ["keys": ["c", "zz", "e"]])
+            let rows = try #require(keyed.object?["rows"]?.arrayValue)
+            #expect(rows.count == 3)
+            #expect(rows[0].objectValue?["id"] == "c")
+            #expect(rows[1].objectValue?["error"] == "not_found")
+            #expect(rows[2].objectValue?["value"]?.objectValue?["deleted"] == true)
+            #expect(ids(try await client.get("/db/_all_docs?keys=%5B%22d%22%5D")) == ["d"])
+            #expect(try await client.get("/db/_all_docs?limit=x").status == 400)
+        }
+    }
+
+    @Test("_bulk_get and _revs_diff")
+    func bulkGetAndRevsDiff() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let database = try await gateway.database
+            let first = try await database.save("x", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            let second = try await database.save("x", body: Data(#"{"v":2}"#.utf8), parentRevID: first.revID)
+
+            let bulk = try await client.send(
+                "POST", "/db/_bulk_get?revs=true",
+                json: ["docs": [["id": "x", "rev": .string(first.revID.description)], ["id": "x"], ["id": "nope"]]])
+            let results = try #require(bulk.object?["results"]?.arrayValue)
+            #expect(results.count == 3)
+            let old = results[0].objectValue?["docs"]?.arrayValue?.first?.objectValue?["ok"]?.objectValue
+            #expect(old?["v"] == 1)
+            let current = results[1].objectValue?["docs"]?.arrayValue?.first?.objectValue?["ok"]?.objectValue
+            #expect(current?["_rev"] == .string(second.revID.description))
+            #expect(current?["_revisions"]?.objectValue?["start"] == 2)
+            #expect(results[2].objectValue?["docs"]?.arrayValue?.first?.objectValue?["error"] != nil)
+
+            let diff = try await client.send(
+                "POST", "/db/_revs_diff",
+                json: [
+                    "x": [.string(second.revID.description), "3-0123456789abcdef0123456789abcdef01234567"],
+                    "new": ["1-0123456789abcdef0123456789abcdef01234567"],
+                ])
+            let answer = try #require(diff.object)
+            #expect(answer["x"]?.objectValue?["missing"] == ["3-0123456789abcdef0123456789abcdef01234567"])
+            #expect(answer["x"]?.objectValue?["possible_ancestors"]?.arrayValue?.first == .string(second.revID.description))
+            #expect(answer["new"]?.objectValue?["missing"]?.arrayValue?.count == 1)
+            #expect(try await client.send("POST", "/db/_revs_diff", json: ["x": ["bad"]]).status == 400)
+        }
+    }
+
+    @Test("_local documents: compare-and-swap put, get, delete; never in the changes feed")
+    func localDocuments() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let put = try await client.send("PUT", "/db/_local/tool-state", json: ["cursor": 7])
+            #expect(put.status == 201, "\(put.text)")
+            let rev = try #require(put.object?["rev"]?.stringValue)
+            let read = try await client.get("/db/_local/tool-state")
+            #expect(read.object?["cursor"] == 7)
+            #expect(read.object?["_id"] == "_local/tool-state")
+            #expect(try await client.send("PUT", "/db/_local/tool-state", json: ["cursor": 8]).status == 409)
+            #expect(
+                try await client.send("PUT", "/db/_local/tool-state", json: ["_rev": .string(rev), "cursor": 8]).status
+                    == 201)
+            #expect(try await client.get("/db/_changes").object?["results"] == [])
+            #expect(try await client.send("DELETE", "/db/_local/tool-state").status == 200)
+            #expect(try await client.get("/db/_local/tool-state").status == 404)
+        }
+    }
+}
+
+@Suite("REST blobs")
+struct RESTBlobTests {
+    @Test("a blob PUT over REST reaches a pulling peer as an attachment; a pushed blob downloads over REST")
+    func blobsBothWays() async throws {
+        var settings = TestGateway.settings()
+        settings.restAPI = .readWrite
+        try await TestGateway.run(settings: settings) { gateway in
+            let client = RESTClient(port: gateway.port)
+            let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            let put = try await client.send(
+                "PUT", "/db/manual/manual.pdf", body: content, headers: ["Content-Type": "application/pdf"])
+            #expect(put.status == 201, "\(put.text)")
+            let digest = EdgeStore.BlobDigest(of: content)
+            let photo = Data("not really a jpeg".utf8)
+
+            let stored = try #require(try await gateway.database.document("manual"))
+            let entry = try JSONValue(parsing: Array(stored.body)).objectValue?["_attachments"]?.objectValue?[
+                "manual.pdf"]?.objectValue
+            #expect(entry?["digest"] == .string(digest.description))
+            #expect(entry?["length"] == .integer(content.count))
+            #expect(entry?["content_type"] == "application/pdf")
+            #expect(entry?["stub"] == true)
+
+            let download = try await client.get("/db/manual/manual.pdf")
+            #expect(download.status == 200)
+            #expect(download.body == content)
+            #expect(download.headers["content-type"] == "application/pdf")
+            #expect(try await client.get("/db/manual/other.pdf").status == 404)
+
+            try await LocalDatabase.run { device in
+                try await device.replicate(with: gateway, .pull)
+                #expect(try await device.database.document("manual") != nil)
+                #expect(try device.database.blobs.read(digest) == content, "the puller fetched the blob by digest")
+
+                let photoDigest = try device.database.blobs.write(photo)
+                let body: JSONValue = [
+                    "photo": [
+                        "@type": "blob", "digest": .string(photoDigest.description),
+                        "length": .integer(photo.count), "content_type": "image/jpeg",
+                    ]
+                ]
+                try await device.database.save("snap", body: Data(body.serialized), parentRevID: nil)
+                try await device.replicate(with: gateway, .push)
+            }
+            let pushed = try await client.get("/db/snap/photo")
+            #expect(pushed.status == 200)
+            #expect(pushed.body == photo)
+            #expect(pushed.headers["content-type"] == "image/jpeg")
+        }
+    }
+}
+
+@Suite("The REST API's OpenAPI document")
+struct RESTOpenAPITests {
+    @Test("every route the listener serves is in /_openapi.json, and every route listed there is served")
+    func documentMatchesRoutes() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let reply = try await client.get("/_openapi.json")
+            #expect(reply.status == 200)
+            let document = try #require(reply.object)
+            #expect(document["openapi"] == "3.1.0")
+            var listed: Set<String> = []
+            for (path, item) in try #require(document["paths"]?.objectValue) {
+                for (method, _) in try #require(item.objectValue) {
+                    listed.insert("\(method.uppercased()) \(path)")
+                }
+            }
+            let served = Set(gateway.listener.makeHTTPRouter().routes.map { "\($0.method) \($0.path)" })
+            #expect(served.subtracting(listed).sorted() == [], "served but not documented")
+            #expect(listed.subtracting(served).sorted() == [], "documented but not served")
+            #expect(try await RESTClient(port: gateway.port).get("/_openapi.json").status == 401)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import EdgeGatewayTestSupport
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One `edge-gateway serve` child process with a plain loopback listener for the `inventory` database. Its output
+/// goes to a log file, not a pipe: a long run logs more than a pipe holds, and a full pipe would stall the gateway.
+struct GatewayProcess {
+    let directory: URL
+    let listenerPort: Int
+    let opsPort: Int
+    let dataDirectory: URL
+    private(set) var process: Process?
+
+    var configPath: String { directory.appendingPathComponent("gateway.toml").path }
+    var logPath: String { directory.appendingPathComponent("gateway.log").path }
+    var url: String { "ws://127.0.0.1:\(listenerPort)/inventory" }
+
+    static var binary: URL {
+        // `swift test` runs the test bundle from the products directory, where the executable is built too.
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("edge-gateway")
+    }
+
+    /// - Parameter dataDirectory: where the stores go, `data` under `directory` by default; the log and the
+    ///   configuration stay in `directory`.
+    init(directory: URL, dataDirectory: URL? = nil, extraConfiguration: String = "") throws {
+        self.directory = directory
+        self.dataDirectory = dataDirectory ?? directory.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        listenerPort = try freeLoopbackPort()
+        opsPort = try freeLoopbackPort()
+        try """
+        [node]
+        name = "reliability"
+        data_dir = "\(self.dataDirectory.path)"
+
+        [ops]
+        address = "127.0.0.1"
+        port = \(opsPort)
+
+        [[database]]
+        name = "inventory"
+
+        [[listener]]
+        name = "lan"
+        interface = "127.0.0.1"
+        port = \(listenerPort)
+        tls = "off"
+        auth = "none"
+        databases = ["inventory"]
+
+        \(extraConfiguration)
+        """.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts `serve` and waits until its ops endpoint answers /health.
+    mutating func start() async throws {
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        _ = try log.seekToEnd()
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--config", configPath]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.runSerialized()
+        self.process = process
+        // A debug build on a busy machine can take several seconds to open its stores and bind.
+        for _ in 0..<600 {
+            if (try? await health()) != nil { return }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.terminate()
+        process.waitUntilExit()
+        throw ReliabilityFailure("gateway did not come up:\n\(logTail())")
+    }
+
+    /// SIGKILL: no shutdown path runs, as when the power goes.
+    mutating func kill() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// Drops a process that the caller saw exit.
+    mutating func forget() {
+        process = nil
+    }
+
+    /// SIGTERM, then waits for the exit; returns the exit status.
+    mutating func terminate() -> Int32 {
+        guard let process else { return 0 }
+        Foundation.kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    /// GET /health as JSON text.
+    func health() async throws -> String {
+        let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(opsPort)/health")!)
+        return String(decoding: body, as: UTF8.self)
+    }
+
+    /// The process's resident and peak resident memory, open descriptors and threads, from /proc.
+    struct Usage: CustomStringConvertible {
+        var residentKiB = 0
+        var peakResidentKiB = 0
+        var fileDescriptors = 0
+        var threads = 0
+
+        var description: String {
+            "RSS \(residentKiB / 1024) MiB (peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, \(threads) threads"
+        }
+    }
+
+    func usage() -> Usage {
+        guard let pid = process?.processIdentifier else { return Usage() }
+        var usage = Usage()
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        for line in status.split(separator: "\n") {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard fields.count >= 2, let value = Int(fields[1]) else { continue }
+            switch fields[0] {
+            case "VmRSS:": usage.residentKiB = value
+            case "VmHWM:": usage.peakResidentKiB = value
+            case "Threads:": usage.threads = value
+            default: break
+            }
+        }
+        usage.fileDescriptors = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
+        return usage
+    }
+
+    func logTail(_ characters: Int = 4000) -> String {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return String(text.suffix(characters))
+    }
+}
+
+struct ReliabilityFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Sizes of a run: the bounded CI ones by default; the full runs of `scripts/reliability/` set them through the
+/// environment.
+enum ReliabilityScale {
+    static func integer(_ name: String, default value: Int) -> Int {
+        ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? value
+    }
+}
+
+func reliabilityDirectory(_ name: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}

@@ -19,7 +19,7 @@ public actor PasswordVerificationGate {
         public static let standard = Limit(concurrent: 2, waiting: 64)
     }
 
-    let limit: Limit
+    public nonisolated let limit: Limit
     private var running = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
     /// The most verifications that ever ran at once, which tests check against the limit.

@@ -32,14 +32,15 @@ public struct SyncListener: Service {
         public var serverVersion: String
         /// Reported by `GET /` when known, so that a client can tell which node answers at an address.
         public var nodeID: NodeID?
-        /// How long a new connection may take for its TLS handshake and first request head (see
-        /// `SyncUpgradeChannel.handshakeTimeout`). Couchbase Lite sends its upgrade at once.
+        /// How long a new connection may take for its TLS handshake and first request head (`HandshakeDeadline`).
+        /// Couchbase Lite sends its upgrade at once, but its side of the TLS handshake (checking the certificate)
+        /// runs on a device that may be busy, as may this box: 30 s, where common HTTP servers allow 20 to 60 s.
         public var handshakeTimeout: Duration
         /// Scrypt verifications of Basic credentials run at once (about 32 MiB each with the standard
         /// parameters), and how many more wait for one; further attempts get 503 (`PasswordVerificationGate`).
         public var passwordVerificationLimit: PasswordVerificationGate.Limit
 
-        public static let defaultHandshakeTimeout = Duration.seconds(10)
+        public static let defaultHandshakeTimeout = Duration.seconds(30)
 
         public init(
             store: DocumentStore, databases: [DatabaseSettings], dataDirectory: String, nodeName: String,

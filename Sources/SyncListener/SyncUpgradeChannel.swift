@@ -53,7 +53,7 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     /// Connections that send nothing for this long are closed, during the handshake as well as afterwards.
     let idleTimeout: Duration?
     /// Connections that have not finished their TLS handshake and sent a whole first request head by then are
-    /// closed, however steadily they trickle bytes (which keeps the idle timeout at bay).
+    /// closed (`HandshakeDeadline`).
     let handshakeTimeout: Duration?
     let judge: Judge
     let serve: Serve
@@ -131,16 +131,9 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(
                 parseErrorResponder.value, position: .before(headRecorder.value))
             if let handshakeTimeout {
-                let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(handshakeTimeout)) {
-                    logger.info(
-                        "closing connection that did not complete its handshake in time",
-                        metadata: [
-                            "peer": "\(channel.remoteAddress.map { "\($0)" } ?? "unknown")",
-                            "handshake_timeout_ms": "\(handshakeTimeout.components.seconds * 1000)",
-                        ])
-                    channel.close(promise: nil)
-                }
-                negotiated.whenComplete { _ in deadline.cancel() }
+                try channel.pipeline.syncOperations.addHandler(
+                    HandshakeDeadline(timeout: TimeAmount(handshakeTimeout), logger: logger),
+                    position: .after(parseErrorResponder.value))
             }
             // Closer to the socket than the encoder, so that it sees the encoded 101 head.
             let encoder = try channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)

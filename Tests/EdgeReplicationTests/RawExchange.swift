@@ -12,6 +12,8 @@ struct RawExchange: Sendable {
     var received: [UInt8]
     /// The server closed the connection (EOF or reset) rather than leaving it open until the read timeout.
     var closedByServer: Bool
+    /// How many of the bytes to send went out before the server closed (all of them, unless it closed early).
+    var bytesSent = 0
 
     /// The status of the first HTTP response, if the server answered with one.
     var status: Int? {
@@ -89,6 +91,7 @@ struct RawExchange: Sendable {
         var timeout = timeval(tv_sec: Int(quietFor.components.seconds), tv_usec: Int(quietFor.components.attoseconds / 1_000_000_000_000))
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var closedWhileSending = false
+        var bytesSent = 0
         sending: for (index, chunk) in chunks.enumerated() {
             if index > 0, pause > .zero {
                 Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
@@ -103,6 +106,7 @@ struct RawExchange: Sendable {
                     break sending
                 }
                 offset += sent
+                bytesSent += sent
             }
         }
         if halfClose {
@@ -115,14 +119,14 @@ struct RawExchange: Sendable {
             if count > 0 {
                 received += buffer[..<count]
             } else if count == 0 {
-                return RawExchange(received: received, closedByServer: true)
+                return RawExchange(received: received, closedByServer: true, bytesSent: bytesSent)
             } else if errno == EINTR {
                 continue
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
-                return RawExchange(received: received, closedByServer: closedWhileSending)
+                return RawExchange(received: received, closedByServer: closedWhileSending, bytesSent: bytesSent)
             } else {
                 // ECONNRESET: closed with unread bytes (ours) still in its buffer.
-                return RawExchange(received: received, closedByServer: true)
+                return RawExchange(received: received, closedByServer: true, bytesSent: bytesSent)
             }
         }
     }

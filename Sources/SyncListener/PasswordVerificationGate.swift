@@ -1,3 +1,5 @@
+import Foundation
+
 /// Caps the scrypt derivations that Basic credentials cost. Each one takes about 32 MiB with the standard
 /// parameters, so a flood of password guesses verified all at once would exhaust an edge box's memory.
 ///
@@ -29,11 +31,18 @@ public actor PasswordVerificationGate {
         self.limit = limit
     }
 
-    /// Runs `verify` (off the actor, so that verifications run in parallel) when a slot is free; nil, without
-    /// running it, when too many already wait.
-    public nonisolated func verify<Result: Sendable>(_ verify: @Sendable () -> Result) async -> Result? {
+    /// Runs `verify` when a slot is free; nil, without running it, when too many already wait.
+    ///
+    /// A derivation blocks its thread for about 100 ms, so each runs on a thread of its own (at most
+    /// `Limit.concurrent` exist), never on the concurrency pool, which has one thread per core: two derivations
+    /// there would stall every other task of the node (replication, upgrade judgements, upstream certificate
+    /// checks) for as long as a flood of guesses lasts. NIO's blocking pool is no better a place: it is as small,
+    /// and shared with file I/O.
+    public nonisolated func verify<Result: Sendable>(_ verify: @escaping @Sendable () -> Result) async -> Result? {
         guard await enter() else { return nil }
-        let result = verify()
+        let result = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: verify()) }
+        }
         await leave()
         return result
     }

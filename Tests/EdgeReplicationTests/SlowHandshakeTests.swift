@@ -1,6 +1,7 @@
 import EdgeConfig
 import Foundation
 import NIOSSL
+import Synchronization
 import Testing
 
 @testable import SyncListener
@@ -11,6 +12,10 @@ import Testing
 /// that has sent its request and waits for the node.
 @Suite("Hostile input: slow handshakes and password floods")
 struct SlowHandshakeTests {
+    final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
     /// `bytes`, one byte per chunk: sent 200 ms apart, they keep the idle timeout at bay for as long as they last.
     static func trickled(_ bytes: [UInt8]) -> [[UInt8]] { bytes.map { [$0] } }
 
@@ -85,6 +90,58 @@ struct SlowHandshakeTests {
             for guess in guesses {
                 let exchange = try await guess.value
                 #expect(exchange.status == 401, "a guess that waited its turn got: \(exchange.head)")
+            }
+        }
+    }
+
+    @Test(
+        "a flood of password guesses runs at most the gate's derivations at once, the overflow gets 503 with Retry-After; a recent login still gets in"
+    )
+    func passwordFlood() async throws {
+        try await TestGateway.run(
+            settings: TestGateway.settings(authentication: ListenerTests.users),
+            passwordVerificationLimit: .init(concurrent: 2, waiting: 4)
+        ) { gateway in
+            try await ActivePeer.connect(port: gateway.port, credentials: ("alice", "s3cret")) { bystander in
+                try await ListenerResourceLimitTests.expectAnswered(by: bystander)
+                let gate = try #require(gateway.listener.passwordVerifications)
+                let release = DispatchSemaphore(value: 0)
+                let holders = try await Self.occupy(gate, release: release)
+                let answered = Counter()
+                let guesses = (0..<12).map { index in
+                    Task {
+                        defer { answered.value.add(1, ordering: .relaxed) }
+                        return try await RawExchange.run(
+                            port: gateway.port,
+                            chunks: HostileInputTests.upgrade(adding: HostileInputTests.basic("alice:guess-\(index)")),
+                            quietFor: .seconds(30))
+                    }
+                }
+                // With both slots taken and 4 guesses queued, the other 8 are answered at once.
+                for _ in 0..<2000 where answered.value.load(ordering: .relaxed) < 8 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(answered.value.load(ordering: .relaxed) == 8)
+                // Credentials checked a moment ago are answered from the cache, without a slot.
+                try await ActivePeer.connect(port: gateway.port, credentials: ("alice", "s3cret")) { peer in
+                    try await ListenerResourceLimitTests.expectAnswered(by: peer)
+                }
+                try await ListenerResourceLimitTests.expectAnswered(by: bystander)
+                for _ in holders { release.signal() }
+                for holder in holders { _ = await holder.value }
+
+                var statuses: [Int: Int] = [:]
+                for guess in guesses {
+                    let exchange = try await guess.value
+                    statuses[exchange.status ?? 0, default: 0] += 1
+                    #expect(exchange.closedByServer)
+                    if exchange.status == 503 {
+                        #expect(exchange.head.lowercased().contains("retry-after: 1"), "\(exchange.head)")
+                    }
+                }
+                #expect(statuses == [503: 8, 401: 4], "\(statuses)")
+                #expect(await gate.mostConcurrent == 2)
+                try await ListenerResourceLimitTests.expectAnswered(by: bystander)
             }
         }
     }

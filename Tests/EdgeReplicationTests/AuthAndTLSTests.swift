@@ -1,6 +1,7 @@
 import BLIPCodec
 import EdgeConfig
 import EdgeCredentials
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import Foundation
 import NIOSSL
@@ -15,7 +16,18 @@ import Testing
 @Suite("Hostile input: authentication and TLS")
 struct AuthAndTLSTests {
     /// Runs `openssl s_client` against the listener with `arguments`; returns its exit status and output.
-    static func sClient(port: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    ///
+    /// It waits for the child on a thread of its own: blocking a thread of the concurrency pool (one per core)
+    /// would stall the listener's tasks, and those of every suite running beside this one.
+    static func sClient(port: Int, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runSClient(port: port, arguments) })
+            }
+        }
+    }
+
+    private static func runSClient(port: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost"] + arguments
@@ -23,7 +35,7 @@ struct AuthAndTLSTests {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runSerialized()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -34,7 +46,7 @@ struct AuthAndTLSTests {
         try await TestGateway.run(settings: TestGateway.settings(tls: .selfSigned)) { gateway in
             // Security level 0 lets this OpenSSL offer the old versions, so the refusal seen is the listener's.
             for version in ["-tls1", "-tls1_1"] {
-                let (status, output) = try Self.sClient(port: gateway.port, [version, "-cipher", "DEFAULT:@SECLEVEL=0"])
+                let (status, output) = try await Self.sClient(port: gateway.port, [version, "-cipher", "DEFAULT:@SECLEVEL=0"])
                 #expect(status != 0, "\(version) was accepted:\n\(output)")
                 #expect(
                     output.contains("alert protocol version") || output.contains("unsupported protocol"),
@@ -42,7 +54,7 @@ struct AuthAndTLSTests {
                 #expect(!output.contains("BEGIN CERTIFICATE"), "\(version) got as far as the certificate")
             }
             for (version, name) in [("-tls1_2", "TLSv1.2"), ("-tls1_3", "TLSv1.3")] {
-                let (status, output) = try Self.sClient(port: gateway.port, [version])
+                let (status, output) = try await Self.sClient(port: gateway.port, [version])
                 #expect(status == 0 && output.contains("Protocol  : \(name)") || output.contains("New, \(name)"),
                     "\(version) failed:\n\(output)")
             }
@@ -56,7 +68,7 @@ struct AuthAndTLSTests {
                 port: gateway.port, chunks: HostileInputTests.upgrade(), quietFor: .seconds(5))
             #expect(exchange.closedByServer)
             #expect(exchange.status == nil, "answered in plain HTTP: \(exchange.head)")
-            let (status, _) = try Self.sClient(port: gateway.port, ["-tls1_2"])
+            let (status, _) = try await Self.sClient(port: gateway.port, ["-tls1_2"])
             #expect(status == 0)
             #expect(await gateway.listener.status().activeConnections == 0)
         }

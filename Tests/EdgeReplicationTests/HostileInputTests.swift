@@ -166,6 +166,9 @@ struct HostileInputTests {
             Case(name: "a text frame in the same packet as the upgrade", chunks: [upgrade + webSocketFrame(opcode: 0x1, payload: Array("hello".utf8))], expected: .closeCode(1002)),
             Case(name: "a frame declaring 2 MiB in the same packet as the upgrade", chunks: [upgrade + webSocketFrame(opcode: 0x2, payload: [], declaredLength: 2 << 20)], expected: .closeCode(1009)),
             Case(name: "a bad-checksum BLIP request in the same packet as the upgrade", chunks: [upgrade + binary(badChecksum)], expected: .closeCode(1002)),
+            // Read as a WebSocket frame ("GE": RSV1 set, unmasked, 69 bytes), so it needs more than 69 bytes behind it.
+            Case(name: "a second HTTP request in the same packet as the upgrade", chunks: [upgrade + Array("GET / HTTP/1.1\r\nHost: x\r\nUser-Agent: \(String(repeating: "u", count: 64))\r\n\r\n".utf8)], expected: .closeCode(1002)),
+            Case(name: "a second upgrade in the same packet as the upgrade", chunks: [upgrade + upgrade], expected: .closeCode(1002)),
         ]
     }
 

@@ -65,8 +65,18 @@ extension SyncListener {
             counters: ReplicationCounters(aggregatingInto: databaseTotals))
     }
 
+    /// `Upgrade: websocket` with the `upgrade` token in `Connection`, as RFC 6455 requires.
+    ///
+    /// The token matters beyond form: NIO's HTTP decoder stops parsing behind a request only when it sees an
+    /// upgrade, and it needs the token for that, while NIO's upgrade handler does not. Upgrading without it let a
+    /// request sent behind the upgrade in the same packet be decoded, buffered, and handed to the WebSocket decoder
+    /// as HTTP parts once the upgrade completed, which aborted the process (found by `HTTPFuzzTests`).
     static func isWebSocketUpgrade(_ headers: HTTPFields) -> Bool {
-        headers[values: .upgrade].contains { $0.lowercased().contains("websocket") }
+        let connectionTokens = headers[values: .connection]
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")).lowercased() }
+        return connectionTokens.contains("upgrade")
+            && headers[values: .upgrade].contains { $0.lowercased().contains("websocket") }
     }
 
     func authenticate(_ headers: HTTPFields) async throws(Refusal) {

@@ -169,6 +169,10 @@ struct HostileInputTests {
             // Read as a WebSocket frame ("GE": RSV1 set, unmasked, 69 bytes), so it needs more than 69 bytes behind it.
             Case(name: "a second HTTP request in the same packet as the upgrade", chunks: [upgrade + Array("GET / HTTP/1.1\r\nHost: x\r\nUser-Agent: \(String(repeating: "u", count: 64))\r\n\r\n".utf8)], expected: .closeCode(1002)),
             Case(name: "a second upgrade in the same packet as the upgrade", chunks: [upgrade + upgrade], expected: .closeCode(1002)),
+            // NIO upgraded this while its HTTP decoder, which wants the Connection token, parsed on: the GET reached the
+            // WebSocket decoder as HTTP parts and aborted the process (HTTPFuzzTests found it).
+            Case(name: "an upgrade without Connection: Upgrade, a GET behind it in the same packet", chunks: [upgrade(replacing: ["Connection": nil])[0] + Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)], expected: .status(400)),
+            Case(name: "an upgrade with Connection: keep-alive, a GET behind it in the same packet", chunks: [upgrade(replacing: ["Connection": "keep-alive"])[0] + Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)], expected: .status(400)),
         ]
     }
 

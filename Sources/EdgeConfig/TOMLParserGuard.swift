@@ -1,6 +1,6 @@
 /// Refuses, with a clear error, the inputs on which the TOML parser (toml++ 3.4.0, inside TOMLKit) fails an
-/// internal assertion instead of reporting a syntax error: in a debug build that aborts the process, in a release
-/// build the assertion is an optimiser assumption and the behaviour is undefined. Found by fuzzing (RELIABILITY.md,
+/// internal assertion instead of reporting a syntax error: in a debug build that aborts the process, with NDEBUG
+/// defined the assertion is an optimiser assumption and the behaviour is undefined. Found by fuzzing (RELIABILITY.md,
 /// "Hostile input"); minimal inputs: `[{`, `a=[}`, `t=1979-05-27T:`.
 ///
 /// - A table header whose `[` or `[[` is followed (after blanks) by anything but a bare key character or a

@@ -31,6 +31,16 @@ struct SlowHandshakeTests {
         return holders
     }
 
+    /// A wrong Basic password on a REST route while the gate is full: 503, in Sync Gateway's error shape.
+    static func expectRESTGuessRefused(port: Int) async throws {
+        let exchange = try await RawExchange.run(
+            port: port,
+            chunks: HostileInputTests.get("/db/_all_docs", headers: HostileInputTests.basic("alice:rest-guess")),
+            quietFor: .seconds(10))
+        #expect(exchange.status == 503, "\(exchange.head)")
+        #expect(String(decoding: exchange.received, as: UTF8.self).contains("\"reason\":"), "\(exchange.head)")
+    }
+
     @Test(
         "clients trickling their request head or TLS ClientHello are closed at the handshake deadline; a real client replicates meanwhile",
         arguments: [ListenerTLS.off, .selfSigned])
@@ -126,6 +136,8 @@ struct SlowHandshakeTests {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 #expect(answered.value.load(ordering: .relaxed) == 8)
+                // The REST API shares the gate: a guess there gets the same 503, in Sync Gateway's error shape.
+                try await Self.expectRESTGuessRefused(port: gateway.port)
                 // Credentials checked a moment ago are answered from the cache, without a slot.
                 try await ActivePeer.connect(port: gateway.port, credentials: ("alice", "s3cret")) { peer in
                     try await ListenerResourceLimitTests.expectAnswered(by: peer)

@@ -16,6 +16,8 @@ public struct ListenerSettings: Sendable, Equatable {
     public var deltaSync: Bool
     /// Concurrent replication connections accepted before new ones are refused with 503.
     public var maxConnections: Int
+    /// A site of a thousand devices fits: an idle connection holds about 50 KB (BENCHMARKS.md, listener memory).
+    public static let defaultMaxConnections = 1000
     /// Advertise the listener with DNS-SD (Bonjour/Avahi); `nil` when `dns_sd = false`.
     public var serviceDiscovery: ServiceDiscoverySettings?
     /// The largest incoming BLIP message in bytes; a client that sends a bigger one is disconnected.

@@ -32,6 +32,7 @@ struct Serve: AsyncParsableCommand {
                 "config": "\(options.configurationFile ?? "embedded default")",
             ]
         )
+        OpenFileLimit.raise(toServe: configuration, logger: logger)
         let application: any ApplicationProtocol
         do {
             application = try await buildApplication(configuration: configuration, logger: logger)

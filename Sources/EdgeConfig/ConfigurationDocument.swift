@@ -13,6 +13,12 @@ struct ConfigurationDocument: Sendable {
         name: String,
         baseDirectory: String
     ) throws -> (document: ConfigurationDocument, root: SettingsTable) {
+        do throws(TOMLParserGuard.Refusal) {
+            try TOMLParserGuard.check(text)
+        } catch {
+            throw ConfigurationError(
+                source: name, line: error.line, column: error.column, message: "TOML syntax error: \(error.message)")
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

@@ -99,10 +99,10 @@ extension SyncListener {
         _ handler: @Sendable (RESTCall) async throws -> Response
     ) async -> Response {
         do {
-            do {
-                try authenticate(request.headers)
+            do throws(SyncListener.Refusal) {
+                try await authenticate(request.headers)
             } catch {
-                throw RESTError.loginRequired
+                throw RESTError(authenticationRefusal: error)
             }
             let keyspace = try await restKeyspace(context.parameters.get("keyspace"))
             if writes, settings.restAPI != .readWrite {

@@ -25,6 +25,8 @@ extension SyncListener {
         }
 
         static let listenerFull = Refusal(status: .serviceUnavailable, message: "Replication limit exceeded")
+        static let loginRequired = Refusal(
+            status: .unauthorized, message: "Login required", headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
     }
 
     /// A replication request that may be upgraded.
@@ -45,7 +47,7 @@ extension SyncListener {
     ///
     /// The capacity check here is advisory; `judgeUpgrade` reserves the slot atomically.
     func validateSync(headers: HTTPFields, databaseName: String?) async throws(Refusal) -> AcceptedSync {
-        try authenticate(headers)
+        try await authenticate(headers)
         let database = try await servedDatabase(databaseName)
         guard await state.activeConnections < settings.maxConnections else {
             throw Refusal.listenerFull
@@ -63,22 +65,45 @@ extension SyncListener {
             counters: ReplicationCounters(aggregatingInto: databaseTotals))
     }
 
+    /// `Upgrade: websocket` with the `upgrade` token in `Connection`, as RFC 6455 requires.
+    ///
+    /// The token matters beyond form: NIO's HTTP decoder stops parsing behind a request only when it sees an
+    /// upgrade, and it needs the token for that, while NIO's upgrade handler does not. Upgrading without it let a
+    /// request sent behind the upgrade in the same packet be decoded, buffered, and handed to the WebSocket decoder
+    /// as HTTP parts once the upgrade completed, which aborted the process (found by `HTTPFuzzTests`).
     static func isWebSocketUpgrade(_ headers: HTTPFields) -> Bool {
-        headers[values: .upgrade].contains { $0.lowercased().contains("websocket") }
+        let connectionTokens = headers[values: .connection]
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")).lowercased() }
+        return connectionTokens.contains("upgrade")
+            && headers[values: .upgrade].contains { $0.lowercased().contains("websocket") }
     }
 
-    func authenticate(_ headers: HTTPFields) throws(Refusal) {
-        guard let users else {
+    func authenticate(_ headers: HTTPFields) async throws(Refusal) {
+        guard let users, let passwordVerifications else {
             // `.none`, or `.clientCertificate`, which the TLS handshake already enforced.
             return
         }
         guard let header = headers[.authorization],
-            let credentials = BasicCredentials(authorizationHeader: header),
-            verifiedCredentials.matches(credentials, users.users)
+            let credentials = BasicCredentials(authorizationHeader: header)
         else {
+            throw Refusal.loginRequired
+        }
+        let known = users.users
+        // A recent success answers without a derivation, so it never waits behind a flood of guesses; only
+        // real scrypt checks take one of the gate's slots.
+        if verifiedCredentials.recentlyVerified(credentials, known) {
+            return
+        }
+        guard let verified = await passwordVerifications.verify({ verifiedCredentials.verify(credentials, known) })
+        else {
+            logger.warning("refused Basic credentials unchecked: too many verifications under way")
             throw Refusal(
-                status: .unauthorized, message: "Login required",
-                headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
+                status: .serviceUnavailable, message: "Too many logins at once; retry later",
+                headers: [.retryAfter: "1"])
+        }
+        guard verified else {
+            throw Refusal.loginRequired
         }
     }
 
@@ -126,7 +151,7 @@ extension SyncListener {
         guard settings.restAPI == .off else { return router }
         router.get("/{keyspace}") { request, context in
             do {
-                try authenticate(request.headers)
+                try await authenticate(request.headers)
                 let database = try await servedDatabase(context.parameters.get("keyspace"))
                 let lastSequence = try await database.lastSequence()
                 let info: JSONValue = [

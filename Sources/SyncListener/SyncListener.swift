@@ -32,11 +32,23 @@ public struct SyncListener: Service {
         public var serverVersion: String
         /// Reported by `GET /` when known, so that a client can tell which node answers at an address.
         public var nodeID: NodeID?
+        /// How long a new connection may take for its TLS handshake and first request head (`HandshakeDeadline`).
+        /// Couchbase Lite sends its upgrade at once, but its side of the TLS handshake (checking the certificate)
+        /// runs on a device that may be busy, as may this box: 30 s, where common HTTP servers allow 20 to 60 s.
+        public var handshakeTimeout: Duration
+        /// Scrypt verifications of Basic credentials run at once (about 32 MiB each with the standard
+        /// parameters), and how many more wait for one; further attempts get 503 (`PasswordVerificationGate`).
+        public var passwordVerificationLimit: PasswordVerificationGate.Limit
+
+        public static let defaultHandshakeTimeout = Duration.seconds(30)
 
         public init(
             store: DocumentStore, databases: [DatabaseSettings], dataDirectory: String, nodeName: String,
-            serverVersion: String, nodeID: NodeID? = nil
+            serverVersion: String, nodeID: NodeID? = nil, handshakeTimeout: Duration = defaultHandshakeTimeout,
+            passwordVerificationLimit: PasswordVerificationGate.Limit = .standard
         ) {
+            self.handshakeTimeout = handshakeTimeout
+            self.passwordVerificationLimit = passwordVerificationLimit
             self.store = store
             self.databases = databases
             self.dataDirectory = dataDirectory
@@ -56,6 +68,7 @@ public struct SyncListener: Service {
     let servedIdentity: ServedIdentity?
     /// The users accepted with `auth = "basic"`; nil for other kinds of authentication.
     public let users: ListenerUsers?
+    let passwordVerifications: PasswordVerificationGate?
     let servedCollections: [String: [EdgeStore.CollectionName]]
     let state: ListenerState
     let startTime = Date()
@@ -91,7 +104,9 @@ public struct SyncListener: Service {
             settings, environment: environment, logger: logger)
         if case .basic(let usersFile) = settings.authentication {
             users = ListenerUsers(file: usersFile)
+            passwordVerifications = PasswordVerificationGate(environment.passwordVerificationLimit)
         } else {
+            passwordVerifications = nil
             users = nil
         }
         state = ListenerState(name: settings.name, databases: settings.databases)
@@ -185,6 +200,7 @@ public struct SyncListener: Service {
                 responder: responder,
                 maxFrameSize: Self.maxWebSocketFrameSize,
                 idleTimeout: listener.settings.idleTimeout,
+                handshakeTimeout: listener.environment.handshakeTimeout,
                 judge: { path, headers, channel in
                     await listener.judgeUpgrade(path: path, headers: headers, channel: channel)
                 },

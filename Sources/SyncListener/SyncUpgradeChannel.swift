@@ -52,6 +52,9 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     let maxFrameSize: Int
     /// Connections that send nothing for this long are closed, during the handshake as well as afterwards.
     let idleTimeout: Duration?
+    /// Connections that have not finished their TLS handshake and sent a whole first request head by then are
+    /// closed (`HandshakeDeadline`).
+    let handshakeTimeout: Duration?
     let judge: Judge
     let serve: Serve
 
@@ -60,6 +63,7 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             // Written by `shouldUpgrade` (on the event loop), read when the upgrade succeeds or fails.
             let verdict = NIOLoopBoundBox<Verdict?>(nil, eventLoop: channel.eventLoop)
             let headRecorder = NIOLoopBound(UpgradeRequestRecorder(), eventLoop: channel.eventLoop)
+            let parseErrorResponder = NIOLoopBound(HTTPParseErrorResponder(logger: logger), eventLoop: channel.eventLoop)
             if let idleTimeout {
                 try channel.pipeline.syncOperations.addHandler(
                     IdleConnectionCloser(timeout: TimeAmount(idleTimeout), logger: logger))
@@ -80,6 +84,7 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         _ = channel.pipeline.syncOperations.removeHandler(headRecorder.value)
+                        _ = channel.pipeline.syncOperations.removeHandler(parseErrorResponder.value)
                         guard case .accept(let accepted, _) = verdict.value else {
                             throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget
                         }
@@ -123,6 +128,13 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             let upgradeHandler = try channel.pipeline.syncOperations.handler(
                 type: NIOTypedHTTPServerUpgradeHandler<Negotiated>.self)
             try channel.pipeline.syncOperations.addHandler(headRecorder.value, position: .before(upgradeHandler))
+            try channel.pipeline.syncOperations.addHandler(
+                parseErrorResponder.value, position: .before(headRecorder.value))
+            if let handshakeTimeout {
+                try channel.pipeline.syncOperations.addHandler(
+                    HandshakeDeadline(timeout: TimeAmount(handshakeTimeout), logger: logger),
+                    position: .after(parseErrorResponder.value))
+            }
             // Closer to the socket than the encoder, so that it sees the encoded 101 head.
             let encoder = try channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)
             try channel.pipeline.syncOperations.addHandler(

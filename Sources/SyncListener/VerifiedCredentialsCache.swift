@@ -11,6 +11,9 @@ import Synchronization
 /// the user's stored hash (with its salt): a password changed or a user removed in the users file stops matching
 /// at once, and the keys are no faster a way to guess a password than the scrypt hashes themselves. Only successes
 /// are kept; failed and unknown-user attempts always cost a full derivation.
+///
+/// The lookup and the derivation are separate steps so that the listener can answer a hit at once and send only
+/// real derivations through its `PasswordVerificationGate`.
 final class VerifiedCredentialsCache: Sendable {
     static let capacity = 1024
     static let lifetime = Duration.seconds(300)
@@ -18,17 +21,22 @@ final class VerifiedCredentialsCache: Sendable {
     private let verified = Mutex<[HashedAuthenticationCode<SHA256>: ContinuousClock.Instant]>([:])
     private let secret = SymmetricKey(size: .bits256)
 
-    func matches(_ credentials: BasicCredentials, _ users: [ListenerUser]) -> Bool {
+    /// Whether these credentials passed `verify` within `lifetime`; costs one HMAC, never a derivation.
+    func recentlyVerified(_ credentials: BasicCredentials, _ users: [ListenerUser]) -> Bool {
+        guard let user = users.first(where: { $0.name == credentials.user }) else { return false }
+        let key = key(credentials, user)
+        let now = ContinuousClock.now
+        return verified.withLock { $0[key].map { now < $0 } ?? false }
+    }
+
+    /// The full scrypt check (an unknown user costs one too); a success is remembered for `lifetime`.
+    func verify(_ credentials: BasicCredentials, _ users: [ListenerUser]) -> Bool {
         guard let user = users.first(where: { $0.name == credentials.user }) else {
             return credentials.matches(users)
         }
-        let key = HMAC<SHA256>.authenticationCode(
-            for: Data("\(user.name)\u{0}\(credentials.password)\u{0}\(user.passwordHash)".utf8), using: secret)
-        let now = ContinuousClock.now
-        if verified.withLock({ $0[key].map { now < $0 } ?? false }) {
-            return true
-        }
         guard credentials.matches([user]) else { return false }
+        let key = key(credentials, user)
+        let now = ContinuousClock.now
         verified.withLock { entries in
             if entries.count >= Self.capacity {
                 entries = entries.filter { now < $0.value }
@@ -37,5 +45,10 @@ final class VerifiedCredentialsCache: Sendable {
             entries[key] = now + Self.lifetime
         }
         return true
+    }
+
+    private func key(_ credentials: BasicCredentials, _ user: ListenerUser) -> HashedAuthenticationCode<SHA256> {
+        HMAC<SHA256>.authenticationCode(
+            for: Data("\(user.name)\u{0}\(credentials.password)\u{0}\(user.passwordHash)".utf8), using: secret)
     }
 }

@@ -5,7 +5,7 @@ import Testing
 /// Seeded random mutations of real frames fed to the decoder and assembler: every input must either
 /// decode or throw a `BLIPProtocolError` (typed throws make any other outcome a crash).
 ///
-/// CI runs 20 000 inputs. For a long run:
+/// CI runs 100 000 inputs. For a long run (`scripts/reliability/fuzz blip` runs 10 000 000):
 /// `BLIP_FUZZ_ITERATIONS=1000000 swift test -c release --filter FuzzTests`
 @Suite("Fuzzing the decoder")
 struct FuzzTests {
@@ -45,7 +45,7 @@ struct FuzzTests {
     }
 
     static var iterations: Int {
-        ProcessInfo.processInfo.environment["BLIP_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 20_000
+        ProcessInfo.processInfo.environment["BLIP_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 100_000
     }
 
     static var seed: UInt64 {

@@ -57,6 +57,9 @@ struct TestGateway {
         settings: ListenerSettings = settings(),
         collections: [String] = [DatabaseSettings.defaultCollection],
         dataDirectory: URL? = nil,
+        logger: Logger = testLogger,
+        handshakeTimeout: Duration = SyncListener.Environment.defaultHandshakeTimeout,
+        passwordVerificationLimit: PasswordVerificationGate.Limit = .standard,
         _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
         let directory =
@@ -71,8 +74,9 @@ struct TestGateway {
         let store = try DocumentStore(dataDirectory: directory.appendingPathComponent("databases"))
         let environment = SyncListener.Environment(
             store: store, databases: [DatabaseSettings(name: databaseName, collections: collections)],
-            dataDirectory: directory.path, nodeName: "test-node", serverVersion: "0.0.0-test")
-        let listener = try SyncListener(settings: settings, environment: environment, logger: testLogger)
+            dataDirectory: directory.path, nodeName: "test-node", serverVersion: "0.0.0-test",
+            handshakeTimeout: handshakeTimeout, passwordVerificationLimit: passwordVerificationLimit)
+        let listener = try SyncListener(settings: settings, environment: environment, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await listener.run() }
             guard let port = await listener.boundPort() else { throw TimedOut(what: "the listener to bind") }

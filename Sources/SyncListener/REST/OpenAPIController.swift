@@ -12,10 +12,10 @@ struct OpenAPIController: Sendable {
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("/_openapi.json") { request, _ in
-            do {
-                try listener.authenticate(request.headers)
+            do throws(SyncListener.Refusal) {
+                try await listener.authenticate(request.headers)
             } catch {
-                return RESTError.loginRequired.response
+                return RESTError(authenticationRefusal: error).response
             }
             guard let document = Self.document else {
                 return RESTError(

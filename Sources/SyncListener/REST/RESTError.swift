@@ -51,6 +51,20 @@ struct RESTError: Error, Sendable {
 }
 
 extension RESTError {
+    /// A refused login in Sync Gateway's error shape: 401 for missing or wrong credentials, the listener's own
+    /// status (503 with `Retry-After` when too many password checks are under way) otherwise.
+    init(authenticationRefusal refusal: SyncListener.Refusal) {
+        if refusal.status == .unauthorized {
+            self = .loginRequired
+        } else {
+            self = RESTError(
+                status: refusal.status, error: refusal.status.reasonPhrase, reason: refusal.message,
+                headers: refusal.headers)
+        }
+    }
+}
+
+extension RESTError {
     /// What a store failure means to a REST client. Failures that are the server's own are logged by the caller
     /// and reported without their details.
     init(storeError: StoreError) {

@@ -35,6 +35,96 @@ struct RESTBulkTests {
         }
     }
 
+    @Test("new_edits=false keeps each _rev and _revisions history; conflicts become branches; bad entries fail alone")
+    func bulkDocsKeepingRevisions() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let reply = try await client.send(
+                "POST", "/db/_bulk_docs",
+                json: [
+                    "new_edits": false,
+                    "docs": [
+                        ["_id": "r", "_rev": "3-cc", "_revisions": ["start": 3, "ids": ["cc", "bb", "aa"]], "v": 3],
+                        ["_id": "r", "_revisions": ["start": 2, "ids": ["dd", "aa"]], "v": 2],
+                        ["_id": "no-rev", "v": 0],
+                        ["_rev": "1-ee", "v": 0],
+                        ["_id": "single", "_rev": "1-0f", "v": 1],
+                        ["_id": "bad", "_rev": "2-ab", "_revisions": ["start": 2, "ids": ["cd", "ef"]]],
+                    ],
+                ])
+            #expect(reply.status == 201, "\(reply.text)")
+            let results = try #require(reply.json?.arrayValue?.compactMap { $0.objectValue })
+            #expect(results.count == 6)
+            #expect(results[0]["rev"] == "3-cc")
+            #expect(results[1]["rev"] == "2-dd")
+            #expect(results[2]["status"] == 400)
+            #expect(results[2]["reason"]?.stringValue?.hasPrefix("Bad _revisions") == true)
+            #expect(results[3]["status"] == 400)
+            #expect(results[3]["id"] == nil)
+            #expect(results[4]["rev"] == "1-0f")
+            #expect(results[5]["status"] == 400, "_rev disagrees with _revisions")
+            #expect(try await gateway.database.document("no-rev") == nil)
+            #expect(try await gateway.database.document("bad") == nil)
+
+            let history = try await client.get("/db/r?revs=true")
+            #expect(history.object?["_rev"] == "3-cc", "the higher generation wins")
+            #expect(history.object?["_revisions"] == ["start": 3, "ids": ["cc", "bb", "aa"]])
+            let leaves = try #require(try await client.get("/db/r?open_revs=all").json?.arrayValue)
+            let leafRevs = Set(leaves.compactMap { $0.objectValue?["ok"]?.objectValue?["_rev"]?.stringValue })
+            #expect(leafRevs == ["3-cc", "2-dd"])
+            let branch = try await client.get("/db/r?rev=2-dd&revs=true")
+            #expect(branch.object?["v"] == 2)
+            #expect(branch.object?["_revisions"] == ["start": 2, "ids": ["dd", "aa"]])
+
+            // Sent again, as a replicator retrying would: nothing changes, the same revisions are answered.
+            let sequence = try await gateway.database.lastSequence()
+            let again = try await client.send(
+                "POST", "/db/_bulk_docs",
+                json: ["new_edits": false, "docs": [["_id": "single", "_rev": "1-0f", "v": 1]]])
+            #expect(again.json?.arrayValue?.first?.objectValue?["rev"] == "1-0f")
+            #expect(try await gateway.database.lastSequence() == sequence)
+
+            // A tombstone on the winning branch: the live conflicting branch becomes current.
+            let tombstone = try await client.send(
+                "POST", "/db/_bulk_docs",
+                json: [
+                    "new_edits": false,
+                    "docs": [["_id": "r", "_deleted": true, "_revisions": ["start": 4, "ids": ["ff", "cc"]]]],
+                ])
+            #expect(tombstone.json?.arrayValue?.first?.objectValue?["rev"] == "4-ff", "\(tombstone.text)")
+            #expect(try await client.get("/db/r").object?["_rev"] == "2-dd")
+
+            let notBoolean = try await client.send(
+                "POST", "/db/_bulk_docs", json: ["new_edits": "no", "docs": [["_id": "x", "_rev": "1-aa"]]])
+            #expect(notBoolean.status == 400)
+            #expect(try await gateway.database.document("x") == nil)
+        }
+    }
+
+    @Test("PUT ?new_edits=false stores the body's _rev with its history; without a usable _rev it is a 400")
+    func putKeepingRevision() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let put = try await client.send(
+                "PUT", "/db/p?new_edits=false",
+                json: ["_rev": "2-b2", "_revisions": ["start": 2, "ids": ["b2", "a1"]], "on": true])
+            #expect(put.status == 201, "\(put.text)")
+            #expect(put.object?["rev"] == "2-b2")
+            #expect(put.object?["ok"] == true)
+            #expect(try await gateway.database.document("p")?.revID.description == "2-b2")
+            #expect(try await client.get("/db/p?revs=true").object?["_revisions"]?.objectValue?["ids"] == ["b2", "a1"])
+
+            let missing = try await client.send("PUT", "/db/q?new_edits=false", json: ["on": true])
+            #expect(missing.status == 400)
+            #expect(missing.error.reason?.hasPrefix("Bad _revisions") == true)
+            let otherID = try await client.send("PUT", "/db/q?new_edits=false", json: ["_id": "z", "_rev": "1-aa"])
+            #expect(otherID.status == 400)
+            let badRevisions = try await client.send(
+                "PUT", "/db/q?new_edits=false", json: ["_rev": "1-aa", "_revisions": ["start": 0, "ids": ["aa"]]])
+            #expect(badRevisions.status == 400)
+            #expect(try await gateway.database.document("q") == nil)
+            #expect(try await client.send("PUT", "/db/q?new_edits=maybe", json: ["_rev": "1-aa"]).status == 400)
+        }
+    }
+
     @Test("_all_docs: keys, startkey/endkey, limit, skip, descending, include_docs, GET and POST")
     func allDocs() async throws {
         try await RESTAPITests.withAuthenticatedGateway { gateway, client in
@@ -184,8 +274,15 @@ struct RESTOpenAPITests {
             #expect(document["openapi"] == "3.1.0")
             var listed: Set<String> = []
             for (path, item) in try #require(document["paths"]?.objectValue) {
-                for (method, _) in try #require(item.objectValue) {
+                for (method, operation) in try #require(item.objectValue) {
                     listed.insert("\(method.uppercased()) \(path)")
+                    // OpenAPI requires each response to be a reference or to carry a text description.
+                    for (status, response) in operation.objectValue?["responses"]?.objectValue ?? [:] {
+                        let fields = response.objectValue
+                        #expect(
+                            fields?["$ref"]?.stringValue != nil || fields?["description"]?.stringValue != nil,
+                            "\(method) \(path) \(status)")
+                    }
                 }
             }
             let served = Set(gateway.listener.makeHTTPRouter().routes.map { "\($0.method) \($0.path)" })

@@ -42,11 +42,17 @@ struct BulkDocumentsController: Sendable {
     /// nothing; conflicts are reported per document, as Sync Gateway does.
     private func bulkDocs(_ call: RESTCall) async throws -> Response {
         let body = try await call.jsonObjectBody()
-        if let newEdits = body["new_edits"], newEdits.boolValue != true {
-            throw RESTError.badRequest("only new_edits = true is supported: each document becomes a new revision")
+        let newEdits = try body["new_edits"].map { value throws(RESTError) in
+            guard let flag = value.boolValue else {
+                throw .badRequest("new_edits must be a boolean, got \(value.typeName)")
+            }
+            return flag
         }
         guard let docs = body["docs"]?.arrayValue else {
             throw RESTError.badRequest("the body needs a \"docs\" array")
+        }
+        if newEdits == false {
+            return try await bulkDocsKeepingRevisions(call, docs: docs)
         }
         var writes: [NewRevision] = []
         writes.reserveCapacity(docs.count)
@@ -89,6 +95,47 @@ struct BulkDocumentsController: Sendable {
                     "reason": .string(restError.reason), "status": .integer(Int(restError.status.code)),
                 ])
             }
+        }
+        return SyncListener.restJSON(.array(results), status: .created)
+    }
+
+    /// `new_edits: false`: each document keeps its `_rev` and `_revisions` (`RESTExistingRevisions`). As Sync
+    /// Gateway answers it, a document without a usable history fails on its own with 400 while the others are
+    /// stored; only a body that is not a list of objects fails the whole request.
+    private func bulkDocsKeepingRevisions(_ call: RESTCall, docs: [JSONValue]) async throws -> Response {
+        var entries: [(docID: String, revision: Result<ExistingRevision, RESTError>)] = []
+        entries.reserveCapacity(docs.count)
+        for (index, doc) in docs.enumerated() {
+            guard let object = doc.objectValue else {
+                throw RESTError.badRequest("docs[\(index)] must be an object, got \(doc.typeName)")
+            }
+            let docID = object["_id"]?.stringValue ?? ""
+            entries.append(
+                (
+                    docID,
+                    Result { () throws(RESTError) in
+                        guard !docID.isEmpty else {
+                            throw .badRequest("with new_edits=false every document needs its _id")
+                        }
+                        return try RESTExistingRevisions.revision(object, docID: docID)
+                    }
+                ))
+        }
+        let outcomes = try await RESTExistingRevisions.store(entries, in: call.keyspace)
+        var results: [JSONValue] = []
+        results.reserveCapacity(entries.count)
+        for (entry, outcome) in zip(entries, outcomes) {
+            var result: JSONObject = [:]
+            if !entry.docID.isEmpty { result["id"] = .string(entry.docID) }
+            switch outcome {
+            case .success(let revID):
+                result["rev"] = .string(revID.description)
+            case .failure(let error):
+                result["error"] = .string(error.error)
+                result["reason"] = .string(error.reason)
+                result["status"] = .integer(Int(error.status.code))
+            }
+            results.append(.object(result))
         }
         return SyncListener.restJSON(.array(results), status: .created)
     }

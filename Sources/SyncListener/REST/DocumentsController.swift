@@ -128,11 +128,26 @@ struct DocumentsController: Sendable {
 
     private func put(_ call: RESTCall, docID: String) async throws -> Response {
         let object = try await call.jsonObjectBody()
+        if call.queryString("new_edits") != nil, try !call.queryFlag("new_edits") {
+            return try await putKeepingRevision(call, docID: docID, object: object)
+        }
         let parent = try RESTRevisions.expectedRevision(call, body: object)
         let saved = try await RESTDocuments.write(object, docID: docID, parent: parent, in: call.keyspace)
         return SyncListener.restJSON(
             ["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)], status: .created,
             headers: [.eTag: "\"\(saved.revID)\""])
+    }
+
+    /// `?new_edits=false`: the body's `_rev` (and `_revisions`) stored as given (`RESTExistingRevisions`).
+    private func putKeepingRevision(_ call: RESTCall, docID: String, object: JSONObject) async throws -> Response {
+        if let id = object["_id"], id.stringValue != docID {
+            throw RESTError.badRequest("the body's _id \(id) is not the document ID of the path, '\(docID)'")
+        }
+        let revision = try RESTExistingRevisions.revision(object, docID: docID)
+        let revID = try await RESTExistingRevisions.store([(docID, .success(revision))], in: call.keyspace)[0].get()
+        return SyncListener.restJSON(
+            ["id": .string(docID), "ok": true, "rev": .string(revID.description)], status: .created,
+            headers: [.eTag: "\"\(revID)\""])
     }
 
     private func create(_ call: RESTCall) async throws -> Response {

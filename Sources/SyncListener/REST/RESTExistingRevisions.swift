@@ -40,18 +40,15 @@ enum RESTExistingRevisions {
         else {
             throw .badRequest("\(badRevisions): _revisions must be {\"start\": generation, \"ids\": [digests]}")
         }
-        guard start >= ids.count, start <= Int(UInt32.max) else {
-            throw .badRequest("\(badRevisions): start \(start) is lower than the \(ids.count) ids it numbers")
+        let digests = ids.compactMap(\.stringValue)
+        guard digests.count == ids.count else {
+            throw .badRequest("\(badRevisions): ids must be revision digests (strings)")
         }
-        var chain: [RevisionID] = []
-        chain.reserveCapacity(ids.count)
-        for (offset, id) in ids.enumerated() {
-            guard let digest = id.stringValue,
-                let revID = try? RevisionID(generation: UInt32(start - offset), digest: digest)
-            else {
-                throw .badRequest("\(badRevisions): ids[\(offset)] is not a revision digest (lowercase hex)")
-            }
-            chain.append(revID)
+        let chain: [RevisionID]
+        do {
+            chain = try RevisionID.chain(start: start, digests: digests)
+        } catch {
+            throw .badRequest("\(badRevisions): \(RESTError(storeError: error).reason) (start \(start))")
         }
         if let rev, rev != chain[0] {
             throw .badRequest("\(badRevisions): _rev \(rev) is not the newest revision of _revisions, \(chain[0])")

@@ -89,6 +89,7 @@ extension ActiveReplicatorSession {
             pulledRows[firstRow + offset] = PulledRow(sequence: row.sequence, isDone: false)
         }
         await setIdle(pull: false)
+        if collection == .default { await replicator.noteRemoteSequences(decoded.rows.map(\.sequence)) }
         var entries = [ChangesReply.Entry](repeating: .skip, count: decoded.rows.count)
         var queries: [RevisionQuery] = []
         var queryRows: [Int] = []
@@ -231,10 +232,12 @@ extension ActiveReplicatorSession {
         } catch {
             throw error.reply.blipError
         }
-        try await database.fetchMissingBlobs(
-            stored.blobs, docID: request.docID, collectionIndex: collectionIndex, from: connection)
+        let blobBytes = try await database.fetchMissingBlobs(
+            stored.blobs, docID: request.docID, collectionIndex: collectionIndex, from: connection,
+            countingFailuresIn: replicator.counters)
+        replicator.counters.countPulledBlob(bytes: blobBytes)
         let revision = try request.existingRevision(body: stored.data, noConflicts: false)
-        switch try await storeCall({ try await inserter.insert(revision) }) {
+        switch try await storeCall(countingFailuresIn: replicator.counters, { try await inserter.insert(revision) }) {
         case .failed(let error):
             throw error.errorReply.blipError
         case .resolvedConflict(_, let resolvedRevID):

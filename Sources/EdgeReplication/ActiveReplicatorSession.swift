@@ -124,6 +124,7 @@ actor ActiveReplicatorSession {
         let decoded = try request.decode(GetAttachmentRequest.self)
         do {
             let content = try database.blobs.read(try EdgeStore.BlobDigest(decoded.digest))
+            replicator.counters.countPushedBlob(bytes: content.count)
             return request.reply(body: Array(content), isCompressed: decoded.compress)
         } catch StoreError.blobNotFound {
             throw ErrorReply.http(404, "no blob \(decoded.digest)").blipError

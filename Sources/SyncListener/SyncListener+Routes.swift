@@ -45,7 +45,13 @@ extension SyncListener {
     ///
     /// The capacity check here is advisory; `judgeUpgrade` reserves the slot atomically.
     func validateSync(headers: HTTPFields, databaseName: String?) async throws(Refusal) -> AcceptedSync {
-        try authenticate(headers)
+        do {
+            try authenticate(headers)
+        } catch {
+            // Counted for databases this listener serves only: a stranger's guesses at names count nowhere.
+            if let databaseName { state.databaseTotals[databaseName]?.countError(.auth) }
+            throw error
+        }
         let database = try await servedDatabase(databaseName)
         guard await state.activeConnections < settings.maxConnections else {
             throw Refusal.listenerFull

@@ -91,10 +91,17 @@ extension SyncListener {
                 asyncChannel: webSocket,
                 context: ListenerWebSocketContext(logger: self.logger),
                 handler: { inbound, outbound, _ in
-                    try await connection.run(inbound: inbound, outbound: outbound)
+                    switch try await connection.run(inbound: inbound, outbound: outbound) {
+                    case .closedByPeer, .closedLocally:
+                        break
+                    case let ending:
+                        accepted.counters.countError(ReplicationErrorKind(classifying: ending))
+                    }
                 })
         } catch {
             self.logger.debug("replication connection ended", metadata: ["error": "\(error)"])
+            // The socket failed under the WebSocket layer (reset, timed out); a shutdown cancels quietly.
+            if !(error is CancellationError) { accepted.counters.countError(.network) }
         }
         await session.stop()
     }

@@ -158,6 +158,34 @@ struct RESTBulkTests {
         }
     }
 
+    @Test("_all_docs as Sync Gateway answers it: byte order, plain or JSON keys, limit=0, total_rows and update_seq")
+    func allDocsAsSyncGateway() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let database = try await gateway.database
+            for id in ["b", "ä", "B", "a", "A", "a b"] {
+                try await database.save(id, body: Data("{}".utf8), parentRevID: nil)
+            }
+            func ids(_ reply: RESTClient.Reply) -> [String] {
+                reply.object?["rows"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? []
+            }
+            // UTF-8 byte order, as N1QL's ORDER BY META().id: upper case first, "ä" (0xC3 0xA4) after ASCII.
+            let all = try await client.get("/db/_all_docs")
+            #expect(ids(all) == ["A", "B", "a", "a b", "b", "ä"])
+            #expect(all.object?["total_rows"] == 6)
+            #expect(all.object?["update_seq"] == .integer(Int(try await database.lastSequence())))
+            #expect(all.object?["offset"] == nil)
+
+            let limited = try await client.get("/db/_all_docs?limit=2")
+            #expect(ids(limited) == ["A", "B"])
+            #expect(limited.object?["total_rows"] == 2, "the rows answered, as Sync Gateway counts them")
+            #expect(ids(try await client.get("/db/_all_docs?limit=0")).count == 6)
+            #expect(ids(try await client.get("/db/_all_docs?startkey=a&endkey=b")) == ["a", "a b", "b"])
+            #expect(ids(try await client.get("/db/_all_docs?startkey=%22a%22&endkey=%22a%20b%22")) == ["a", "a b"])
+            #expect(ids(try await client.get("/db/_all_docs?startkey=b&endkey=")) == ["b", "ä"])
+            #expect(ids(try await client.get("/db/_all_docs?descending=true&startkey=b&endkey=a")) == ["b", "a b", "a"])
+        }
+    }
+
     @Test("_bulk_get and _revs_diff")
     func bulkGetAndRevsDiff() async throws {
         try await RESTAPITests.withAuthenticatedGateway { gateway, client in

@@ -140,13 +140,20 @@ struct BulkDocumentsController: Sendable {
         return SyncListener.restJSON(.array(results), status: .created)
     }
 
+    /// As Sync Gateway's `_all_docs` (rest/bulk_api.go `handleAllDocs`, db/query.go `QueryAllDocs` in
+    /// couchbase/sync_gateway): live documents ordered by ID in byte order (its N1QL `ORDER BY META().id`,
+    /// SQLite's text order here), `startkey` and `endkey` both inclusive, given as JSON strings or plain text,
+    /// an empty one meaning no bound; `limit=0` means no limit; `total_rows` counts the rows of the answer and
+    /// `update_seq` is the database's last sequence. With `keys`, one row per key in the given order, deleted
+    /// documents included. `descending` and `skip`, which Sync Gateway ignores, work as CouchDB's: descending
+    /// swaps the roles of `startkey` (then the highest ID) and `endkey`.
     private func allDocs(_ call: RESTCall, keys: [String]?) async throws -> Response {
         let keyspace = call.keyspace
         let includeDocs = try call.queryFlag("include_docs")
         let descending = try call.queryFlag("descending")
         let skip = try call.queryInteger("skip") ?? 0
-        let limit = try call.queryInteger("limit") ?? .max
-        let counts = try await keyspace.database.collectionCountsIfPresent(keyspace.collection)
+        let limit = try call.queryInteger("limit").flatMap { $0 == 0 ? nil : $0 } ?? .max
+        let lastSequence = try await keyspace.database.collectionCountsIfPresent(keyspace.collection).lastSequence
         var rows: [JSONValue] = []
         if let keys {
             for key in keys.dropFirst(skip).prefix(limit) {
@@ -169,8 +176,8 @@ struct BulkDocumentsController: Sendable {
             }
         } else {
             let range = DocumentRange(
-                start: try Self.keyParameter(call, "startkey", "start_key"),
-                end: try Self.keyParameter(call, "endkey", "end_key"),
+                start: Self.keyParameter(call, "startkey", "start_key"),
+                end: Self.keyParameter(call, "endkey", "end_key"),
                 descending: descending, skip: skip, limit: limit)
             let listing: [DocumentListing]
             do {
@@ -196,18 +203,17 @@ struct BulkDocumentsController: Sendable {
             }
         }
         return SyncListener.restJSON([
-            "total_rows": .integer(counts.documents), "offset": .integer(skip), "rows": .array(rows),
+            "rows": .array(rows), "total_rows": .integer(rows.count), "update_seq": .integer(Int(lastSequence)),
         ])
     }
 
-    /// `startkey="a"`: CouchDB keys are JSON, so document IDs arrive quoted.
-    private static func keyParameter(_ call: RESTCall, _ names: String...) throws(RESTError) -> String? {
+    /// `startkey="a"` as CouchDB keys are JSON, or `startkey=a`: as Sync Gateway (`getJSONStringQuery`), a
+    /// value that is not a JSON string is taken as it is written.
+    private static func keyParameter(_ call: RESTCall, _ names: String...) -> String? {
         for name in names {
-            guard let value = try call.queryJSON(name) else { continue }
-            guard let key = value.stringValue else {
-                throw .badRequest("\(name) must be a JSON string (a document ID in quotes)")
-            }
-            return key
+            guard let text = call.queryString(name) else { continue }
+            let key = (try? JSONValue(parsing: Array(text.utf8)))?.stringValue ?? text
+            return key.isEmpty ? nil : key
         }
         return nil
     }

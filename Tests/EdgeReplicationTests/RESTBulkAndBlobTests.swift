@@ -219,6 +219,89 @@ struct RESTBulkTests {
         }
     }
 
+    @Test("_bulk_get and open_revs: multipart/mixed when Accept asks for multipart/, JSON by default, 406 otherwise")
+    func multipartAnswers() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let database = try await gateway.database
+            let first = try await database.save("x", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            let second = try await database.save("x", body: Data(#"{"v":2}"#.utf8), parentRevID: first.revID)
+            let request: JSONValue = ["docs": [["id": "x", "rev": .string(first.revID.description)], ["id": "nope"]]]
+
+            let multipart = try await client.send(
+                "POST", "/db/_bulk_get?revs=true", json: request, headers: ["Accept": "multipart/mixed"])
+            #expect(multipart.status == 200, "\(multipart.text)")
+            let parts = try Self.multipartParts(multipart)
+            #expect(parts.count == 2)
+            #expect(parts.first?.headers["content-type"] == "application/json")
+            #expect(parts.first?.headers["x-doc-id"] == "x")
+            #expect(parts.first?.headers["x-rev-id"] == first.revID.description)
+            let old = try JSONValue(parsing: Array(try #require(parts.first).body)).objectValue
+            #expect(old?["v"] == 1)
+            #expect(old?["_revisions"]?.objectValue?["start"] == 1)
+            #expect(parts.last?.headers["content-type"] == #"application/json; error="true""#)
+            let missing = try JSONValue(parsing: Array(try #require(parts.last).body)).objectValue
+            #expect(missing?["status"] == 404)
+            #expect(missing?["id"] == "nope")
+
+            let json = try await client.send("POST", "/db/_bulk_get", json: request, headers: ["Accept": "application/json"])
+            #expect(json.headers["content-type"] == "application/json")
+            #expect(json.object?["results"]?.arrayValue?.count == 2)
+            let refused = try await client.send("POST", "/db/_bulk_get", json: request, headers: ["Accept": "text/html"])
+            #expect(refused.status == 406)
+            #expect(refused.error.reason?.contains("multipart/mixed") == true)
+
+            let openRevs = try await client.send(
+                "GET", "/db/x?open_revs=%5B%22\(second.revID)%22,%229-ab%22%5D", headers: ["Accept": "multipart/related"])
+            let revisions = try Self.multipartParts(openRevs)
+            #expect(revisions.count == 2)
+            #expect(revisions.first?.headers["x-rev-id"] == second.revID.description)
+            #expect(try JSONValue(parsing: Array(try #require(revisions.last).body)) == ["missing": "9-ab"])
+            #expect(revisions.last?.headers["content-type"] == #"application/json; error="true""#)
+            #expect(try await client.send("GET", "/db/x?open_revs=all", headers: ["Accept": "image/png"]).status == 406)
+            #expect(try await client.get("/db/x?open_revs=all").json?.arrayValue?.count == 1)
+        }
+    }
+
+    /// The parts of a `multipart/mixed` answer, read strictly as RFC 2046 frames them. Bytes, not `String`s:
+    /// Swift counts "\r\n" as one character.
+    static func multipartParts(_ reply: RESTClient.Reply) throws -> [(headers: [String: String], body: Data)] {
+        let contentType = try #require(reply.headers["content-type"])
+        #expect(contentType.hasPrefix("multipart/mixed; "))
+        let boundaryStart = try #require(contentType.range(of: "boundary=\""))
+        let boundary = Array("--\(contentType[boundaryStart.upperBound...].prefix { $0 != "\"" })".utf8)
+        let bytes = Array(reply.body)
+        let crlf = Array("\r\n".utf8)
+        func find(_ needle: [UInt8], from start: Int) -> Int? {
+            guard needle.count <= bytes.count - start else { return nil }
+            return (start...(bytes.count - needle.count)).first { Array(bytes[$0..<$0 + needle.count]) == needle }
+        }
+        var delimiters: [Int] = []
+        var position = 0
+        while let found = find(boundary, from: position) {
+            delimiters.append(found)
+            position = found + boundary.count
+        }
+        #expect(delimiters.first == 0, "no preamble")
+        let closing = try #require(delimiters.last)
+        #expect(Array(bytes[(closing + boundary.count)...]) == Array("--\r\n".utf8), "the closing delimiter ends the body")
+        var parts: [(headers: [String: String], body: Data)] = []
+        for (start, end) in zip(delimiters, delimiters.dropFirst()) {
+            let contentStart = start + boundary.count + 2
+            try #require(Array(bytes[(contentStart - 2)..<contentStart]) == crlf)
+            try #require(Array(bytes[(end - 2)..<end]) == crlf)
+            let content = Array(bytes[contentStart..<(end - 2)])
+            let split = try #require(
+                (0..<max(0, content.count - 3)).first { Array(content[$0..<$0 + 4]) == Array("\r\n\r\n".utf8) })
+            var headers: [String: String] = [:]
+            for line in String(decoding: content[..<split], as: UTF8.self).split(separator: "\r\n") {
+                let colon = try #require(line.firstIndex(of: ":"))
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            parts.append((headers, Data(content[(split + 4)...])))
+        }
+        return parts
+    }
+
     @Test("_local documents: compare-and-swap put, get, delete; never in the changes feed")
     func localDocuments() async throws {
         try await RESTAPITests.withAuthenticatedGateway { gateway, client in

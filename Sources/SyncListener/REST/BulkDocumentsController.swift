@@ -218,9 +218,11 @@ struct BulkDocumentsController: Sendable {
         return nil
     }
 
-    /// CouchDB's JSON form: `{"results": [{"id": …, "docs": [{"ok": doc} | {"error": {…}}]}]}`.
+    /// CouchDB's JSON form, `{"results": [{"id": …, "docs": [{"ok": doc} | {"error": {…}}]}]}`, or Sync
+    /// Gateway's `multipart/mixed`, one part per requested document (`RESTMultipart`).
     private func bulkGet(_ call: RESTCall) async throws -> Response {
         let keyspace = call.keyspace
+        let form = try RESTMultipart.form(of: call.request)
         let withHistory = try call.queryFlag("revs")
         let body = try await call.jsonObjectBody()
         guard let docs = body["docs"]?.arrayValue else {
@@ -237,7 +239,7 @@ struct BulkDocumentsController: Sendable {
             }
             requests.append((docID, rev))
         }
-        var results: [JSONValue] = []
+        var found: [Result<JSONObject, RESTError>] = []
         for request in requests {
             var revID = request.revID
             if revID == nil {
@@ -248,11 +250,7 @@ struct BulkDocumentsController: Sendable {
                     request.docID, revID: revID, in: keyspace.collection),
                 let stored = revision.body
             else {
-                let error: JSONValue = [
-                    "id": .string(request.docID), "rev": .string(request.revID?.description ?? ""),
-                    "error": "not_found", "reason": "missing",
-                ]
-                results.append(["id": .string(request.docID), "docs": [["error": error]]])
+                found.append(.failure(.notFound("missing")))
                 continue
             }
             var object = try RESTDocuments.documentObject(
@@ -261,9 +259,36 @@ struct BulkDocumentsController: Sendable {
                 object["_revisions"] = try await RESTDocuments.revisionsValue(
                     keyspace, docID: request.docID, revID: revID)
             }
-            results.append(["id": .string(request.docID), "docs": [["ok": .object(object)]]])
+            found.append(.success(object))
         }
-        return SyncListener.restJSON(["results": .array(results)])
+        func errorObject(_ request: (docID: String, revID: RevisionID?), _ error: RESTError) -> JSONObject {
+            var object: JSONObject = [
+                "id": .string(request.docID), "error": .string(error.error), "reason": .string(error.reason),
+                "status": .integer(Int(error.status.code)),
+            ]
+            if let revID = request.revID { object["rev"] = .string(revID.description) }
+            return object
+        }
+        switch form {
+        case .multipartMixed:
+            return RESTMultipart.response(
+                zip(requests, found).map { request, outcome in
+                    switch outcome {
+                    case .success(let object): RESTMultipart.Part(body: .object(object), isError: false)
+                    case .failure(let error): RESTMultipart.Part(body: .object(errorObject(request, error)), isError: true)
+                    }
+                })
+        case .json:
+            let results: [JSONValue] = zip(requests, found).map { request, outcome in
+                let entry: JSONValue =
+                    switch outcome {
+                    case .success(let object): ["ok": .object(object)]
+                    case .failure(let error): ["error": .object(errorObject(request, error))]
+                    }
+                return ["id": .string(request.docID), "docs": [entry]]
+            }
+            return SyncListener.restJSON(["results": .array(results)])
+        }
     }
 
     private func revsDiff(_ call: RESTCall) async throws -> Response {

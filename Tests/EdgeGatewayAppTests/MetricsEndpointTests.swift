@@ -197,6 +197,63 @@ struct MetricsEndpointTests {
         }
     }
 
+    @Test(
+        "refused credentials count as auth errors on both sides: the listener's database and the upstream",
+        .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
+    func authErrors() async throws {
+        let usersDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-users-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: usersDirectory) }
+        let usersFile = try StatusPageTests.writeUsersFile(in: usersDirectory)
+        let passwordFile = usersDirectory.appendingPathComponent("guessed-password")
+        try Data("guessed\n".utf8).write(to: passwordFile)
+        try await withTemporaryGateway(extraTOML: """
+
+            [[listener]]
+            name = "lan"
+            interface = "127.0.0.1"
+            port = 0
+            tls = "off"
+            auth = "basic"
+            users_file = "\(usersFile)"
+            databases = ["inventory"]
+            """) { hubGateway in
+            try await hubGateway.test(.live) { hubClient in
+                let port = try await UpstreamTests.listenerPort(hubClient)
+                let lan = ["listener": "lan", "database": "inventory", "kind": "auth"]
+                #expect(try await Self.scrape(hubClient).value("edgegateway_listener_errors_total", lan) == 0)
+                try await withTemporaryGateway(extraTOML: """
+
+                    [[upstream]]
+                    name = "hub"
+                    database = "inventory"
+                    url = "ws://127.0.0.1:\(port)/inventory"
+                    type = "pull"
+                    continuous = false
+                    username = "mallory"
+                    password_file = "\(passwordFile.path)"
+                    """
+                ) { edge in
+                    try await edge.test(.live) { edgeClient in
+                        let upstream = ["upstream": "hub", "kind": "auth"]
+                        var edgeMetrics = try await Self.scrape(edgeClient)
+                        for _ in 0..<100 where (edgeMetrics.value("edgegateway_upstream_errors_total", upstream) ?? 0) < 1 {
+                            try await Task.sleep(for: .milliseconds(100))
+                            edgeMetrics = try await Self.scrape(edgeClient)
+                        }
+                        #expect((edgeMetrics.value("edgegateway_upstream_errors_total", upstream) ?? 0) >= 1)
+                        #expect(
+                            edgeMetrics.value("edgegateway_upstream_errors_total", ["upstream": "hub", "kind": "network"]) == 0)
+                    }
+                }
+                let hubMetrics = try await Self.scrape(hubClient)
+                #expect((hubMetrics.value("edgegateway_listener_errors_total", lan) ?? 0) >= 1)
+                #expect(
+                    hubMetrics.value("edgegateway_listener_refused_upgrades_total", ["listener": "lan", "status": "401"])
+                        == hubMetrics.value("edgegateway_listener_errors_total", lan))
+            }
+        }
+    }
+
     /// A REST `PUT` to a listener, as curl would send it; the status.
     static func restPut(port: Int, path: String, body: Data) async throws -> Int {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)

@@ -156,6 +156,13 @@ struct ListenerResourceLimitTests {
                 }
                 #expect(closeFrame?.closeCode == .protocolError)
                 #expect(closeFrame?.reason?.contains("exceeds the limit of \(limit)") == true, "\(String(describing: closeFrame))")
+                // Counted as the listener's side of the connection ends, which may be just after the close frame.
+                let counters = try #require(gateway.listener.databaseReplicationCounters["db"])
+                for _ in 0..<50 where counters.errors(of: .protocol) == 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(counters.errors(of: .protocol) == 1)
+                #expect(counters.errors(of: .network) == 0)
                 try await Self.expectAnswered(by: bystander)
             }
         }

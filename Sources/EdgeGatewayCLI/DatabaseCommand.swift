@@ -59,7 +59,8 @@ struct DatabaseCommand: AsyncParsableCommand {
                 Each line is the document's body with "_id", "_rev", its history as "_revisions" ({"start": \
                 generation, "ids": [digests, newest first]}) and, for a deletion, "_deleted": true: what an \
                 import needs to store the same revision IDs. Conflicting branches are not exported, only the \
-                current revision. Progress goes to standard error: a bar with rate and ETA on a terminal, plain lines otherwise.
+                current revision. Progress goes to standard error: a bar with rate and ETA on a terminal, plain \
+                lines otherwise.
                 """
         )
 

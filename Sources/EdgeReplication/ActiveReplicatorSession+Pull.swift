@@ -237,7 +237,8 @@ extension ActiveReplicatorSession {
             countingFailuresIn: replicator.counters)
         replicator.counters.countPulledBlob(bytes: blobBytes)
         let revision = try request.existingRevision(body: stored.data, noConflicts: false)
-        switch try await storeCall(countingFailuresIn: replicator.counters, { try await inserter.insert(revision) }) {
+        let outcome = try await storeCall(countingFailuresIn: replicator.counters) { try await inserter.insert(revision) }
+        switch outcome {
         case .failed(let error):
             throw error.errorReply.blipError
         case .resolvedConflict(_, let resolvedRevID):

@@ -99,7 +99,8 @@ extension PassiveReplicationSession {
             countingFailuresIn: counters)
         counters.countPushedBlob(bytes: blobBytes)
         let revision = try decoded.existingRevision(body: stored.data, noConflicts: decoded.noConflicts)
-        if case .failed(let error) = try await storeCall(countingFailuresIn: counters, { try await inserter.insert(revision) }) {
+        let outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
+        if case .failed(let error) = outcome {
             if case .conflict = error { counters.countConflict() } else { counters.countRejectedPush() }
             throw error.errorReply.blipError
         }

@@ -275,7 +275,8 @@ struct BulkDocumentsController: Sendable {
                 zip(requests, found).map { request, outcome in
                     switch outcome {
                     case .success(let object): RESTMultipart.Part(body: .object(object), isError: false)
-                    case .failure(let error): RESTMultipart.Part(body: .object(errorObject(request, error)), isError: true)
+                    case .failure(let error):
+                        RESTMultipart.Part(body: .object(errorObject(request, error)), isError: true)
                     }
                 })
         case .json:

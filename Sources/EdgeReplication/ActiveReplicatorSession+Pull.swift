@@ -154,6 +154,7 @@ extension ActiveReplicatorSession {
             finished.bytes = decoded.body.count
         } catch {
             finished.failure = "\(error)"
+            finished.isRefusal = ((error as? BLIPErrorReply)?.code ?? 400) < 500
             throw error
         }
         return request.reply()
@@ -191,7 +192,7 @@ extension ActiveReplicatorSession {
             }
             if let failure = pull.failure {
                 lastFailure = failure
-                replicator.counters.countRejectedPull()
+                if pull.isRefusal { replicator.counters.countRejectedPull() }
             }
             if let key = pull.key, let row = awaitedRevisions.removeValue(forKey: key) {
                 pulledRows[row]?.isDone = true

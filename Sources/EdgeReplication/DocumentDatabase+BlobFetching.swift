@@ -24,6 +24,7 @@ extension DocumentDatabase {
             do {
                 reply = try await connection.sendRequest(.request(request))
             } catch let error as BLIPErrorReply {
+                counters.countError(.peerRefused)
                 throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
             }
             _ = try await storeCall(countingFailuresIn: counters) {

@@ -68,7 +68,9 @@ public enum ReplicationErrorKind: String, CaseIterable, Sendable {
         switch storeError {
         case .diskFull: self = .diskFull
         case .conflict, .localRevisionMismatch: self = .conflict
-        case .blobWriterClosed, .corruptDatabase, .io, .sqlite, .cancelled, .invalidDatabaseName: self = .storage
+        case .blobWriterClosed, .corruptDatabase, .io, .sqlite: self = .storage
+        // A store call cut short by shutdown, or a database name the configuration let through: not the disk's doing.
+        case .cancelled, .invalidDatabaseName: self = .other
         case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .invalidBlobDigest,
             .invalidCollectionName, .blobDigestMismatch, .invalidConflictResolution, .collectionNotFound,
             .documentNotFound, .revisionNotFound, .blobNotFound, .databaseNotFound:

@@ -87,7 +87,12 @@ struct MetricsController: Sendable {
                 "edgegateway_upstream_last_success_timestamp_seconds", labels, lastSuccess.timeIntervalSince1970)
         }
         if let lag = try? await upstream.replicator.pushCheckpointLag() {
-            metrics.set("edgegateway_upstream_checkpoint_lag_sequences", labels, Double(lag))
+            metrics.set(
+                "edgegateway_upstream_checkpoint_lag_sequences", labels + [("direction", "sent")], Double(lag))
+        }
+        if let lag = try? await upstream.replicator.pullCheckpointLag() {
+            metrics.set(
+                "edgegateway_upstream_checkpoint_lag_sequences", labels + [("direction", "received")], Double(lag))
         }
         metrics.advance("edgegateway_upstream_retries_total", labels, to: upstream.retries.load(ordering: .relaxed))
         metrics.copy(upstream.replicator.counters, prefix: "edgegateway_upstream", labels: labels, receivedArePushes: false)

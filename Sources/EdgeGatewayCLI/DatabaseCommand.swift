@@ -56,8 +56,11 @@ struct DatabaseCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write every document's current revision to standard output, one JSON object a line.",
             discussion: """
-                Each line is the document's body with "_id", "_rev" and, for a deletion, "_deleted": true. \
-                Progress goes to standard error: a bar with rate and ETA on a terminal, plain lines otherwise.
+                Each line is the document's body with "_id", "_rev", its history as "_revisions" ({"start": \
+                generation, "ids": [digests, newest first]}) and, for a deletion, "_deleted": true: what an \
+                import needs to store the same revision IDs. Conflicting branches are not exported, only the \
+                current revision. Progress goes to standard error: a bar with rate and ETA on a terminal, plain \
+                lines otherwise.
                 """
         )
 
@@ -79,8 +82,8 @@ struct DatabaseCommand: AsyncParsableCommand {
                 if documents.isEmpty && last == sequence { break }
                 sequence = last
                 var chunk = Data()
-                for document in documents {
-                    chunk.append(try Self.line(for: document))
+                for exported in documents {
+                    chunk.append(try Self.line(for: exported))
                 }
                 output.write(chunk)
                 exported += documents.count
@@ -92,8 +95,15 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         /// The stored body with the metadata spliced in front, byte for byte otherwise: numbers keep their exact
         /// spelling. JSON allows raw line breaks only between tokens, so dropping them keeps one object a line.
-        static func line(for document: Document) throws -> Data {
-            var metadata: [String: Any] = ["_id": document.docID, "_rev": document.revID.description]
+        static func line(for exported: ExportedDocument) throws -> Data {
+            let document = exported.document
+            var metadata: [String: Any] = [
+                "_id": document.docID, "_rev": document.revID.description,
+                "_revisions": [
+                    "start": Int(document.revID.generation),
+                    "ids": ([document.revID] + exported.ancestors).map(\.digest),
+                ],
+            ]
             if document.deleted { metadata["_deleted"] = true }
             var line = try JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys])
             let body = document.body.filter { $0 != 0x0A && $0 != 0x0D }
@@ -119,8 +129,12 @@ struct DatabaseCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Store the documents of a JSON Lines file, each as its document's new current revision.",
             discussion: """
-                Each non-empty line is a JSON object with a string "_id"; "_deleted": true deletes the document; \
-                "_rev" is ignored (an import is a new edit, made on top of whatever is there). Lines are stored \
+                Each non-empty line is a JSON object with a string "_id"; "_deleted": true deletes the document. \
+                A line with "_rev" (and "_revisions", as export writes them) is stored under that revision ID \
+                with that history, so an export imported elsewhere keeps its revision IDs; it becomes the \
+                document's current revision, replacing a diverging local one, and a revision the document \
+                already has is left as it is. A line without "_rev" becomes a new revision on top of whatever \
+                is there. Lines are stored \
                 in transactions of --batch-size: a bad line stops the import with its line number, and nothing of \
                 its batch is stored; the batches before it are. Progress goes to standard error.
                 """
@@ -160,10 +174,10 @@ struct DatabaseCommand: AsyncParsableCommand {
                         "lines \(batchFirstLine)-\(lineNumber) could not be stored: \(error)", outcome: outcome)
                 }
                 outcome.written += stored.written
+                outcome.alreadyPresent += stored.alreadyPresent
                 outcome.skippedDeletions += stored.skippedDeletions
                 batch.removeAll(keepingCapacity: true)
-                progress.show(
-                    completed: outcome.written + outcome.skippedDeletions, fraction: Self.fraction(bytesRead, size))
+                progress.show(completed: outcome.documents, fraction: Self.fraction(bytesRead, size))
             }
 
             var lineStart = input.startIndex
@@ -184,7 +198,7 @@ struct DatabaseCommand: AsyncParsableCommand {
                 if batch.count >= batchSize { try await store() }
             }
             try await store()
-            progress.finish(completed: outcome.written + outcome.skippedDeletions)
+            progress.finish(completed: outcome.documents)
             try database.close()
             print(Self.summary(outcome))
         }
@@ -202,7 +216,8 @@ struct DatabaseCommand: AsyncParsableCommand {
             } catch {
                 throw ImportLineError("\(error)")
             }
-            fields.removeValue(forKey: "_rev")
+            let revisions = try Self.revisions(
+                rev: fields.removeValue(forKey: "_rev"), history: fields.removeValue(forKey: "_revisions"))
             let deleted: Bool
             switch fields.removeValue(forKey: "_deleted") {
             case nil: deleted = false
@@ -213,11 +228,39 @@ struct DatabaseCommand: AsyncParsableCommand {
                 throw ImportLineError("\"\(reserved)\" is reserved: top-level properties may not start with \"_\"")
             }
             let body = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
-            return ImportedDocument(docID: docID, body: body, deleted: deleted)
+            return ImportedDocument(docID: docID, body: body, deleted: deleted, revisions: revisions)
+        }
+
+        /// `_rev` and `_revisions` of a line: the revision and its ancestors, newest first; empty without `_rev`.
+        private static func revisions(rev: Any?, history: Any?) throws -> [RevisionID] {
+            guard let rev else {
+                if history != nil { throw ImportLineError("\"_revisions\" without \"_rev\"") }
+                return []
+            }
+            guard let text = rev as? String, let revID = try? RevisionID(text) else {
+                throw ImportLineError("\"_rev\" must be a revision ID such as \"1-abc1\"")
+            }
+            guard let history else { return [revID] }
+            guard let fields = history as? [String: Any], let start = (fields["start"] as? NSNumber)?.intValue,
+                let digests = fields["ids"] as? [String], !digests.isEmpty
+            else {
+                throw ImportLineError("\"_revisions\" must be {\"start\": generation, \"ids\": [digests]}")
+            }
+            let chain: [RevisionID]
+            do {
+                chain = try RevisionID.chain(start: start, digests: digests)
+            } catch {
+                throw ImportLineError("\"_revisions\": \(error)")
+            }
+            guard chain[0] == revID else {
+                throw ImportLineError("\"_rev\" \(revID) is not the newest revision of \"_revisions\", \(chain[0])")
+            }
+            return chain
         }
 
         static func summary(_ outcome: ImportOutcome) -> String {
-            "\(outcome.written) documents stored, \(outcome.skippedDeletions) deletions of absent documents skipped"
+            "\(outcome.written) documents stored, \(outcome.alreadyPresent) already present, "
+                + "\(outcome.skippedDeletions) deletions of absent documents skipped"
         }
 
         private static func fraction(_ done: Int, _ total: Int) -> Double? {

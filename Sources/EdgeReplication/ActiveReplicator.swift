@@ -155,6 +155,9 @@ public actor ActiveReplicator {
     /// Documents and bytes moved and refused since start, over every run: `pushed` went upstream, `pulled`
     /// came from it.
     public nonisolated let counters = ReplicationCounters()
+    /// The newest numeric sequence the upstream's changes feed announced for the default collection, for
+    /// `pullCheckpointLag`; kept across reconnections.
+    var newestRemoteSequence: UInt64?
     private(set) var configuration: Configuration
     let logger: Logger
     var currentStatus = Status()
@@ -258,6 +261,7 @@ public actor ActiveReplicator {
         } catch {
             currentStatus.activity = .stopped
             currentStatus.lastError = "\(error)"
+            if !(error is CancellationError) { counters.countError(ReplicationErrorKind(classifying: error)) }
             throw error
         }
     }

@@ -89,6 +89,7 @@ extension ActiveReplicatorSession {
             pulledRows[firstRow + offset] = PulledRow(sequence: row.sequence, isDone: false)
         }
         await setIdle(pull: false)
+        if collection == .default { await replicator.noteRemoteSequences(decoded.rows.map(\.sequence)) }
         var entries = [ChangesReply.Entry](repeating: .skip, count: decoded.rows.count)
         var queries: [RevisionQuery] = []
         var queryRows: [Int] = []
@@ -153,6 +154,7 @@ extension ActiveReplicatorSession {
             finished.bytes = decoded.body.count
         } catch {
             finished.failure = "\(error)"
+            finished.isRefusal = ((error as? BLIPErrorReply)?.code ?? 400) < 500
             throw error
         }
         return request.reply()
@@ -190,7 +192,7 @@ extension ActiveReplicatorSession {
             }
             if let failure = pull.failure {
                 lastFailure = failure
-                replicator.counters.countRejectedPull()
+                if pull.isRefusal { replicator.counters.countRejectedPull() }
             }
             if let key = pull.key, let row = awaitedRevisions.removeValue(forKey: key) {
                 pulledRows[row]?.isDone = true
@@ -231,10 +233,13 @@ extension ActiveReplicatorSession {
         } catch {
             throw error.reply.blipError
         }
-        try await database.fetchMissingBlobs(
-            stored.blobs, docID: request.docID, collectionIndex: collectionIndex, from: connection)
+        let blobBytes = try await database.fetchMissingBlobs(
+            stored.blobs, docID: request.docID, collectionIndex: collectionIndex, from: connection,
+            countingFailuresIn: replicator.counters)
+        replicator.counters.countPulledBlob(bytes: blobBytes)
         let revision = try request.existingRevision(body: stored.data, noConflicts: false)
-        switch try await storeCall({ try await inserter.insert(revision) }) {
+        let outcome = try await storeCall(countingFailuresIn: replicator.counters) { try await inserter.insert(revision) }
+        switch outcome {
         case .failed(let error):
             throw error.errorReply.blipError
         case .resolvedConflict(_, let resolvedRevID):

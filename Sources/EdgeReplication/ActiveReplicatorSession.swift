@@ -30,6 +30,10 @@ actor ActiveReplicatorSession {
         /// The stored revision's body as received (a delta's, when it came as one).
         var bytes = 0
         var failure: String?
+        /// Whether the failure refused the revision itself (HTTP 4xx: its content, ID or history), counted as a
+        /// rejected pull; server-side faults (5xx: the store, a blob the upstream did not deliver) are counted by
+        /// kind where they happen.
+        var isRefusal = true
     }
 
     static let handledProfiles: [Profile] = [.changes, .rev, .norev, .getAttachment]
@@ -124,6 +128,7 @@ actor ActiveReplicatorSession {
         let decoded = try request.decode(GetAttachmentRequest.self)
         do {
             let content = try database.blobs.read(try EdgeStore.BlobDigest(decoded.digest))
+            replicator.counters.countPushedBlob(bytes: content.count)
             return request.reply(body: Array(content), isCompressed: decoded.compress)
         } catch StoreError.blobNotFound {
             throw ErrorReply.http(404, "no blob \(decoded.digest)").blipError

@@ -7,10 +7,12 @@ import ReplicationProtocol
 extension DocumentDatabase {
     /// Fetches from the peer, with `getAttachment`, every blob of `references` that the store lacks (spec
     /// §3.9), before the revision that needs them is stored; the blob store checks each digest before keeping
-    /// the bytes. Both receivers of `rev`s, the listener and the puller, call this.
+    /// the bytes. Both receivers of `rev`s, the listener and the puller, call this. Returns the bytes fetched.
     func fetchMissingBlobs(
-        _ references: [BlobReference], docID: String, collectionIndex: Int?, from connection: BLIPConnection
-    ) async throws {
+        _ references: [BlobReference], docID: String, collectionIndex: Int?, from connection: BLIPConnection,
+        countingFailuresIn counters: ReplicationCounters
+    ) async throws -> Int {
+        var bytes = 0
         var fetched: Set<ReplicationProtocol.BlobDigest> = []
         for reference in references where fetched.insert(reference.digest).inserted {
             let digest = try await storeCall { try EdgeStore.BlobDigest(reference.digest) }
@@ -22,9 +24,14 @@ extension DocumentDatabase {
             do {
                 reply = try await connection.sendRequest(.request(request))
             } catch let error as BLIPErrorReply {
+                counters.countError(.peerRefused)
                 throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
             }
-            _ = try await storeCall { try blobs.write(Data(reply.body), expectedDigest: digest) }
+            _ = try await storeCall(countingFailuresIn: counters) {
+                try blobs.write(Data(reply.body), expectedDigest: digest)
+            }
+            bytes += reply.body.count
         }
+        return bytes
     }
 }

@@ -12,6 +12,7 @@ extension PassiveReplicationSession {
         let decoded = try request.decode(GetAttachmentRequest.self)
         _ = try keyspace(for: decoded.collection)
         let content = try storedBlob(decoded.digest)
+        counters.countPulledBlob(bytes: content.count)
         return request.reply(body: Array(content), isCompressed: decoded.compress)
     }
 

@@ -94,10 +94,13 @@ extension PassiveReplicationSession {
             return request.reply()
         }
         let stored = try await storedBody(of: decoded, in: keyspace)
-        try await database.fetchMissingBlobs(
-            stored.blobs, docID: decoded.docID, collectionIndex: keyspace.index, from: connection)
+        let blobBytes = try await database.fetchMissingBlobs(
+            stored.blobs, docID: decoded.docID, collectionIndex: keyspace.index, from: connection,
+            countingFailuresIn: counters)
+        counters.countPushedBlob(bytes: blobBytes)
         let revision = try decoded.existingRevision(body: stored.data, noConflicts: decoded.noConflicts)
-        if case .failed(let error) = try await storeCall({ try await inserter.insert(revision) }) {
+        let outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
+        if case .failed(let error) = outcome {
             if case .conflict = error { counters.countConflict() } else { counters.countRejectedPush() }
             throw error.errorReply.blipError
         }

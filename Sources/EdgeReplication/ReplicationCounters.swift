@@ -17,6 +17,8 @@ public final class ReplicationCounters: Sendable {
     private let rejectedPulls = Atomic<Int>(0)
     private let conflictCount = Atomic<Int>(0)
     private let missingRevisionCount = Atomic<Int>(0)
+    /// Failures counted by kind where they happen; rare, so a lock is cheap.
+    private let failures = Mutex<[ReplicationErrorKind: Int]>([:])
     private let aggregate: ReplicationCounters?
 
     public init(aggregatingInto aggregate: ReplicationCounters? = nil) {
@@ -25,9 +27,9 @@ public final class ReplicationCounters: Sendable {
 
     public var documentsPushed: Int { pushed.load(ordering: .relaxed) }
     public var documentsPulled: Int { pulled.load(ordering: .relaxed) }
-    /// JSON body bytes of the pushed revisions (blobs not included).
+    /// Bytes pushed: JSON bodies of the revisions and the blobs (attachments) they needed.
     public var bytesPushed: Int { pushedBytes.load(ordering: .relaxed) }
-    /// JSON body bytes of the pulled revisions (blobs not included).
+    /// Bytes pulled: JSON bodies of the revisions and the blobs (attachments) they needed.
     public var bytesPulled: Int { pulledBytes.load(ordering: .relaxed) }
     /// Pushed revisions refused by the receiving side for a reason other than a conflict.
     public var pushesRejected: Int { rejectedPushes.load(ordering: .relaxed) }
@@ -37,6 +39,33 @@ public final class ReplicationCounters: Sendable {
     public var conflicts: Int { conflictCount.load(ordering: .relaxed) }
     /// Revisions offered but then reported unavailable by their sender (`norev`, or a `rev` carrying an error).
     public var missingRevisions: Int { missingRevisionCount.load(ordering: .relaxed) }
+
+    /// Failures of one kind since start. Conflicts, missing and rejected revisions are the counts above.
+    public func errors(of kind: ReplicationErrorKind) -> Int {
+        let counted = failures.withLock { $0[kind] ?? 0 }
+        return switch kind {
+        case .conflict: counted + conflicts
+        case .missingRevision: counted + missingRevisions
+        case .rejectedRevision: counted + pushesRejected + pullsRejected
+        default: counted
+        }
+    }
+
+    public func countError(_ kind: ReplicationErrorKind) {
+        failures.withLock { $0[kind, default: 0] += 1 }
+        aggregate?.countError(kind)
+    }
+
+    /// Blob bytes that went the push way (to the listener's side from its peer, from an upstream's side to it).
+    func countPushedBlob(bytes: Int) {
+        pushedBytes.add(bytes, ordering: .relaxed)
+        aggregate?.countPushedBlob(bytes: bytes)
+    }
+
+    func countPulledBlob(bytes: Int) {
+        pulledBytes.add(bytes, ordering: .relaxed)
+        aggregate?.countPulledBlob(bytes: bytes)
+    }
 
     func countPushed(bytes: Int = 0) {
         pushed.add(1, ordering: .relaxed)

@@ -60,11 +60,16 @@ extension JSONObject {
     }
 }
 
-/// Runs a store call for a peer's request, reporting store failures to the peer as `HTTP` errors.
-nonisolated(nonsending) func storeCall<Result>(_ body: () async throws -> Result) async throws -> Result {
+/// Runs a store call for a peer's request, reporting store failures to the peer as `HTTP` errors; with
+/// `counters`, failures of the store itself (storage, a full disk) are counted there by kind first.
+nonisolated(nonsending) func storeCall<Result>(
+    countingFailuresIn counters: ReplicationCounters? = nil, _ body: () async throws -> Result
+) async throws -> Result {
     do {
         return try await body()
     } catch let error as StoreError {
+        let kind = ReplicationErrorKind(storeError: error)
+        if kind == .storage || kind == .diskFull { counters?.countError(kind) }
         throw error.errorReply.blipError
     }
 }

@@ -4,14 +4,18 @@ import GRDB
 /// One document of an import: it becomes the document's current revision, or deletes it.
 public struct ImportedDocument: Sendable {
     public var docID: String
-    /// The JSON object without `_id`, `_rev` and `_deleted`.
+    /// The JSON object without `_id`, `_rev`, `_revisions` and `_deleted`.
     public var body: Data
     public var deleted: Bool
+    /// The revision to store under its own ID and its known ancestors, newest first (an export's `_rev` and
+    /// `_revisions`); empty for a line without `_rev`, which becomes a new revision minted here.
+    public var revisions: [RevisionID]
 
-    public init(docID: String, body: Data, deleted: Bool = false) {
+    public init(docID: String, body: Data, deleted: Bool = false, revisions: [RevisionID] = []) {
         self.docID = docID
         self.body = body
         self.deleted = deleted
+        self.revisions = revisions
     }
 }
 
@@ -19,16 +23,34 @@ public struct ImportedDocument: Sendable {
 public struct ImportOutcome: Sendable, Equatable {
     /// Revisions written (new documents, new current revisions and tombstones).
     public var written = 0
+    /// Revisions with their own ID that the document already had (an earlier import of the same file, or a
+    /// revision it has since been edited on top of): nothing to write.
+    public var alreadyPresent = 0
     /// Deletions of documents that did not exist or were already deleted: nothing to write.
     public var skippedDeletions = 0
+
+    /// Lines the batch read, whatever became of them.
+    public var documents: Int { written + alreadyPresent + skippedDeletions }
 
     public init() {}
 }
 
+/// A document's current revision as an export writes it: with the history `_revisions` lists.
+public struct ExportedDocument: Sendable, Equatable {
+    public let document: Document
+    /// The ancestors of the current revision, newest first, as far back as the revision tree keeps them.
+    public let ancestors: [RevisionID]
+}
+
 extension DocumentDatabase {
-    /// Writes `documents` in one transaction, each as a new revision on top of its document's current one (or
-    /// as the first revision of a new document): an import replaces what is there, as a local edit would, so
-    /// the change replicates like any other. Any failure rolls back the whole batch.
+    /// Writes `documents` in one transaction; an import replaces what is there, and the change replicates like
+    /// any other. Any failure rolls back the whole batch.
+    ///
+    /// A document without `revisions` becomes a new revision on top of its document's current one (or the
+    /// first revision of a new document), as a local edit would. One with `revisions` is stored under its own
+    /// ID with that history, as a replicator stores a pulled revision, so an export imported elsewhere keeps
+    /// its revision IDs; where it does not descend from the document's current revision, it wins the conflict
+    /// and the local branch is removed, as a pull resolved in favour of the remote does.
     public func importDocuments(
         _ documents: [ImportedDocument], in collection: CollectionName = .default
     ) async throws -> ImportOutcome {
@@ -37,11 +59,15 @@ extension DocumentDatabase {
         for document in documents {
             try DocumentID.validate(document.docID)
             let body = document.deleted ? Data("{}".utf8) : document.body
-            prepared.append(
-                (
-                    ImportedDocument(docID: document.docID, body: body, deleted: document.deleted),
-                    try JSONBodyScanner.blobDigests(in: body), try CanonicalJSON.encode(body)
-                ))
+            var checked = document
+            checked.body = body
+            if let revID = document.revisions.first {
+                let existing = ExistingRevision(
+                    docID: document.docID, revID: revID, history: Array(document.revisions.dropFirst()),
+                    deleted: document.deleted, body: body)
+                if case .failure(let error) = Self.prepare(existing) { throw error }
+            }
+            prepared.append((checked, try JSONBodyScanner.blobDigests(in: body), try CanonicalJSON.encode(body)))
         }
         let batch = prepared
         return try await write { db in
@@ -49,6 +75,20 @@ extension DocumentDatabase {
             var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
             var outcome = ImportOutcome()
             for (document, blobDigests, canonicalBody) in batch {
+                if let revID = document.revisions.first {
+                    let revision = ExistingRevision(
+                        docID: document.docID, revID: revID, history: Array(document.revisions.dropFirst()),
+                        deleted: document.deleted, body: document.body)
+                    switch try Self.insert(
+                        revision, blobDigests: blobDigests, collectionID: collectionID,
+                        resolver: { _ in .remote }, storage: &storage)
+                    {
+                    case .inserted, .resolvedConflict: outcome.written += 1
+                    case .alreadyPresent: outcome.alreadyPresent += 1
+                    case .failed(let error): throw error
+                    }
+                    continue
+                }
                 let existing = try DocumentRevisionStorage.documentRow(
                     db, collectionID: collectionID, docID: document.docID)
                 let isLive = existing.map { !$0.deleted } ?? false
@@ -75,13 +115,22 @@ extension DocumentDatabase {
     /// line is its newer revision.
     public func currentDocuments(
         in collection: CollectionName = .default, after sequence: Int64, limit: Int
-    ) async throws -> (documents: [Document], lastSequence: Int64) {
+    ) async throws -> (documents: [ExportedDocument], lastSequence: Int64) {
         let changes = try await changes(in: collection, since: sequence, limit: limit)
-        var documents: [Document] = []
-        documents.reserveCapacity(changes.count)
-        for change in changes {
-            if let document = try await document(change.docID, in: collection) {
-                documents.append(document)
+        let documents = try await read { db in
+            let collectionID = try self.existingCollectionID(collection, in: db)
+            return try changes.compactMap { change -> ExportedDocument? in
+                guard
+                    let row = try DocumentRevisionStorage.documentRow(
+                        db, collectionID: collectionID, docID: change.docID)
+                else { return nil }
+                let body = try DocumentRevisionStorage.body(db, docRow: row.rowID, revID: row.winningRevID)
+                let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
+                return ExportedDocument(
+                    document: Document(
+                        docID: change.docID, revID: row.winningRevID, deleted: row.deleted, sequence: row.sequence,
+                        body: (body ?? nil) ?? Data("{}".utf8)),
+                    ancestors: tree.history(of: row.winningRevID, stoppingAt: [], maxCount: .max))
             }
         }
         return (documents, changes.last?.sequence ?? sequence)

@@ -146,7 +146,7 @@ extension DocumentDatabase {
         }
     }
 
-    private static func insert(
+    static func insert(
         _ revision: ExistingRevision, blobDigests: Set<String>, collectionID: Int64,
         resolver: ConflictResolving?, storage: inout DocumentRevisionStorage
     ) throws -> ExistingRevisionResult {

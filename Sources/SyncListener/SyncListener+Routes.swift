@@ -47,7 +47,16 @@ extension SyncListener {
     ///
     /// The capacity check here is advisory; `judgeUpgrade` reserves the slot atomically.
     func validateSync(headers: HTTPFields, databaseName: String?) async throws(Refusal) -> AcceptedSync {
-        try await authenticate(headers)
+        do {
+            try await authenticate(headers)
+        } catch {
+            // Counted for databases this listener serves only: a stranger's guesses at names count nowhere. A
+            // login refused unchecked because the verification gate is full is load, not a bad credential.
+            if let databaseName, error.status == .unauthorized {
+                state.databaseTotals[databaseName]?.countError(.auth)
+            }
+            throw error
+        }
         let database = try await servedDatabase(databaseName)
         guard await state.activeConnections < settings.maxConnections else {
             throw Refusal.listenerFull

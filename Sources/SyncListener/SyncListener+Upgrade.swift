@@ -5,6 +5,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOWebSocket
+import Synchronization
 @_spi(WSInternal) import WSCore
 
 extension SyncListener {
@@ -82,7 +83,8 @@ extension SyncListener {
             counters: accepted.counters, logger: self.logger)
         await session.start()
         do {
-            _ = try await WebSocketHandler.handle(
+            let ending = Mutex<BLIPConnectionError?>(nil)
+            let peerCloseFrame = try await WebSocketHandler.handle(
                 type: .server,
                 // Couchbase Lite pings and we answer; it negotiates no extension, and BLIP is binary.
                 configuration: .init(
@@ -91,10 +93,22 @@ extension SyncListener {
                 asyncChannel: webSocket,
                 context: ListenerWebSocketContext(logger: self.logger),
                 handler: { inbound, outbound, _ in
-                    try await connection.run(inbound: inbound, outbound: outbound)
+                    let reason = try await connection.run(inbound: inbound, outbound: outbound)
+                    ending.withLock { $0 = reason }
                 })
+            switch ending.withLock({ $0 }) {
+            case .closedByPeer? where peerCloseFrame == nil:
+                // The inbound stream ended without the peer's close frame: the socket dropped under it.
+                accepted.counters.countError(.network)
+            case .closedByPeer?, .closedLocally?, nil:
+                break
+            case let reason?:
+                accepted.counters.countError(ReplicationErrorKind(classifying: reason))
+            }
         } catch {
             self.logger.debug("replication connection ended", metadata: ["error": "\(error)"])
+            // The socket failed under the WebSocket layer (reset, timed out); a shutdown cancels quietly.
+            if !(error is CancellationError) { accepted.counters.countError(.network) }
         }
         await session.stop()
     }

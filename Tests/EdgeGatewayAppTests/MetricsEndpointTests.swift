@@ -1,11 +1,16 @@
 import EdgeConfig
 import EdgeGatewayTestSupport
+import EdgeReplication
 import EdgeStore
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 @testable import EdgeGatewayApp
 
@@ -65,8 +70,20 @@ struct MetricsEndpointTests {
                         #expect((edgeMetrics.value("edgegateway_upstream_last_success_timestamp_seconds", upstream) ?? 0)
                             > Date().timeIntervalSince1970 - 120)
                         #expect(edgeMetrics.value("edgegateway_upstream_retries_total", upstream) == 0)
-                        let lag = try #require(edgeMetrics.value("edgegateway_upstream_checkpoint_lag_sequences", upstream))
+                        let lag = try #require(
+                            edgeMetrics.value(
+                                "edgegateway_upstream_checkpoint_lag_sequences",
+                                upstream.merging(["direction": "sent"]) { $1 }))
                         #expect(lag >= 0 && lag <= 25)
+                        #expect(
+                            edgeMetrics.value(
+                                "edgegateway_upstream_checkpoint_lag_sequences",
+                                upstream.merging(["direction": "received"]) { $1 }) == nil, "a push-only upstream")
+                        let errorKinds = edgeMetrics.filter {
+                            $0.name == "edgegateway_upstream_errors_total" && $0.labels["upstream"] == "hub"
+                        }
+                        #expect(Set(errorKinds.compactMap { $0.labels["kind"] }) == Set(ReplicationErrorKind.allCases.map(\.rawValue)))
+                        #expect(errorKinds.allSatisfy { $0.value == 0 })
                         let activities = edgeMetrics.filter { $0.name == "edgegateway_upstream_activity" }
                         #expect(activities.count == 5)
                         #expect(activities.map(\.value).reduce(0, +) == 1)
@@ -101,6 +118,150 @@ struct MetricsEndpointTests {
                 #expect(after.allSatisfy { $0.name.hasPrefix("edgegateway_") })
             }
         }
+    }
+
+    @Test(
+        "a pull counts blob bytes both ways, reports its checkpoint lag, and a dead upstream counts network errors",
+        .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
+    func pullMetrics() async throws {
+        try await withTemporaryGateway(extraTOML: """
+
+            [[listener]]
+            name = "lan"
+            interface = "127.0.0.1"
+            port = 0
+            tls = "off"
+            auth = "none"
+            rest_api = true
+            databases = ["inventory"]
+            """) { hubGateway in
+            try await hubGateway.test(.live) { hubClient in
+                let port = try await UpstreamTests.listenerPort(hubClient)
+                let blob = Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                #expect(try await Self.restPut(port: port, path: "/inventory/manual/manual.pdf", body: blob) == 201)
+                for index in 0..<3 {
+                    #expect(try await Self.restPut(port: port, path: "/inventory/doc-\(index)", body: Data("{}".utf8)) == 201)
+                }
+                try await withClosedLoopbackPort { deadPort in
+                    try await withTemporaryGateway(extraTOML: """
+
+                        [[upstream]]
+                        name = "hub"
+                        database = "inventory"
+                        url = "ws://127.0.0.1:\(port)/inventory"
+                        type = "pull"
+                        continuous = false
+
+                        [[upstream]]
+                        name = "dead"
+                        database = "inventory"
+                        url = "ws://127.0.0.1:\(deadPort)/inventory"
+                        type = "pull"
+                        continuous = false
+                        """
+                    ) { edge in
+                        try await edge.test(.live) { edgeClient in
+                            try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
+                                $0.details["completed"] == .integer(4)
+                            }
+                            var edgeMetrics = try await Self.scrape(edgeClient)
+                            let hub = ["upstream": "hub", "database": "inventory"]
+                            let received = hub.merging(["direction": "received"]) { $1 }
+                            #expect(edgeMetrics.value("edgegateway_upstream_documents_total", received) == 4)
+                            #expect((edgeMetrics.value("edgegateway_upstream_bytes_total", received) ?? 0) >= 150_000)
+                            let lag = try #require(
+                                edgeMetrics.value("edgegateway_upstream_checkpoint_lag_sequences", received))
+                            #expect(lag >= 0 && lag <= 4)
+                            #expect(
+                                edgeMetrics.value(
+                                    "edgegateway_upstream_checkpoint_lag_sequences",
+                                    hub.merging(["direction": "sent"]) { $1 }) == nil, "a pull-only upstream")
+                            #expect(edgeMetrics.value("edgegateway_upstream_errors_total", hub.merging(["kind": "network"]) { $1 }) == 0)
+
+                            let dead = ["upstream": "dead", "kind": "network"]
+                            for _ in 0..<100 where (edgeMetrics.value("edgegateway_upstream_errors_total", dead) ?? 0) < 1 {
+                                try await Task.sleep(for: .milliseconds(100))
+                                edgeMetrics = try await Self.scrape(edgeClient)
+                            }
+                            #expect((edgeMetrics.value("edgegateway_upstream_errors_total", dead) ?? 0) >= 1)
+                            #expect(
+                                edgeMetrics.value("edgegateway_upstream_errors_total", ["upstream": "dead", "kind": "auth"]) == 0)
+                        }
+                    }
+                }
+                let hubMetrics = try await Self.scrape(hubClient)
+                let lan = ["listener": "lan", "database": "inventory", "direction": "sent"]
+                #expect(hubMetrics.value("edgegateway_listener_documents_total", lan) == 4)
+                #expect((hubMetrics.value("edgegateway_listener_bytes_total", lan) ?? 0) >= 150_000)
+            }
+        }
+    }
+
+    @Test(
+        "refused credentials count as auth errors on both sides: the listener's database and the upstream",
+        .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
+    func authErrors() async throws {
+        let usersDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-users-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: usersDirectory) }
+        let usersFile = try StatusPageTests.writeUsersFile(in: usersDirectory)
+        let passwordFile = usersDirectory.appendingPathComponent("guessed-password")
+        try Data("guessed\n".utf8).write(to: passwordFile)
+        try await withTemporaryGateway(extraTOML: """
+
+            [[listener]]
+            name = "lan"
+            interface = "127.0.0.1"
+            port = 0
+            tls = "off"
+            auth = "basic"
+            users_file = "\(usersFile)"
+            databases = ["inventory"]
+            """) { hubGateway in
+            try await hubGateway.test(.live) { hubClient in
+                let port = try await UpstreamTests.listenerPort(hubClient)
+                let lan = ["listener": "lan", "database": "inventory", "kind": "auth"]
+                #expect(try await Self.scrape(hubClient).value("edgegateway_listener_errors_total", lan) == 0)
+                try await withTemporaryGateway(extraTOML: """
+
+                    [[upstream]]
+                    name = "hub"
+                    database = "inventory"
+                    url = "ws://127.0.0.1:\(port)/inventory"
+                    type = "pull"
+                    continuous = false
+                    username = "mallory"
+                    password_file = "\(passwordFile.path)"
+                    """
+                ) { edge in
+                    try await edge.test(.live) { edgeClient in
+                        let upstream = ["upstream": "hub", "kind": "auth"]
+                        var edgeMetrics = try await Self.scrape(edgeClient)
+                        for _ in 0..<100 where (edgeMetrics.value("edgegateway_upstream_errors_total", upstream) ?? 0) < 1 {
+                            try await Task.sleep(for: .milliseconds(100))
+                            edgeMetrics = try await Self.scrape(edgeClient)
+                        }
+                        #expect((edgeMetrics.value("edgegateway_upstream_errors_total", upstream) ?? 0) >= 1)
+                        #expect(
+                            edgeMetrics.value("edgegateway_upstream_errors_total", ["upstream": "hub", "kind": "network"]) == 0)
+                    }
+                }
+                let hubMetrics = try await Self.scrape(hubClient)
+                #expect((hubMetrics.value("edgegateway_listener_errors_total", lan) ?? 0) >= 1)
+                #expect(
+                    hubMetrics.value("edgegateway_listener_refused_upgrades_total", ["listener": "lan", "status": "401"])
+                        == hubMetrics.value("edgegateway_listener_errors_total", lan))
+            }
+        }
+    }
+
+    /// A REST `PUT` to a listener, as curl would send it; the status.
+    static func restPut(port: Int, path: String, body: Data) async throws -> Int {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = "PUT"
+        request.httpBody = body
+        request.setValue(path.hasSuffix(".pdf") ? "application/pdf" : "application/json", forHTTPHeaderField: "Content-Type")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
     static func scrape(_ client: some TestClientProtocol) async throws -> [PrometheusTextParser.Sample] {

@@ -8,7 +8,7 @@ import Testing
 
 @Suite("edge-gateway db export and import")
 struct DatabaseCommandTests {
-    @Test("export writes every current revision as a line; import into another node stores the same bodies")
+    @Test("export writes every current revision with its history; import elsewhere stores the same bodies and revision IDs")
     func roundTrip() async throws {
         let source = try temporaryDirectory()
         let copy = try temporaryDirectory()
@@ -20,6 +20,7 @@ struct DatabaseCommandTests {
             let put = try await EdgeGatewayBinary.run(["docs", "put", docID, body, "--data-dir", source.path])
             #expect(put.status == 0, "\(put.standardError)")
         }
+        _ = try await EdgeGatewayBinary.run(["docs", "put", "a", #"{"qty": 1.50, "tags": ["x", "y"]}"#, "--data-dir", source.path])
         _ = try await EdgeGatewayBinary.run(["docs", "delete", "c", "--data-dir", source.path])
 
         let exported = try await EdgeGatewayBinary.run(["db", "export", "inventory", "--data-dir", source.path])
@@ -29,12 +30,18 @@ struct DatabaseCommandTests {
         let objects = try lines.dropLast().map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
-        #expect(objects.map { $0["_id"] as? String } == ["a", "b", "c"])
-        #expect(objects[0]["qty"] as? Double == 1.5)
-        #expect((objects[0]["_rev"] as? String)?.hasPrefix("1-") == true)
-        #expect(objects[1]["name"] as? String == "two\nlines")
+        // Oldest change first: "a" was edited after "b" was written.
+        #expect(objects.map { $0["_id"] as? String } == ["b", "a", "c"])
+        let a = objects[1]
+        #expect(a["qty"] as? Double == 1.5)
+        #expect((a["_rev"] as? String)?.hasPrefix("2-") == true)
+        let aHistory = try #require(a["_revisions"] as? [String: Any])
+        #expect(aHistory["start"] as? Int == 2)
+        #expect((aHistory["ids"] as? [String])?.count == 2)
+        #expect((aHistory["ids"] as? [String])?.first.map { "2-" + $0 } == a["_rev"] as? String)
+        #expect(objects[0]["name"] as? String == "two\nlines")
         #expect(objects[2]["_deleted"] as? Bool == true)
-        #expect(lines[0].contains("1.50"), "numbers keep their spelling: \(lines[0])")
+        #expect(lines[1].contains("1.50"), "numbers keep their spelling: \(lines[1])")
         #expect(exported.standardError.contains("3/3 documents exported"))
 
         let file = copy.appendingPathComponent("inventory.jsonl")
@@ -42,7 +49,8 @@ struct DatabaseCommandTests {
         _ = try await EdgeGatewayBinary.run(["docs", "put", "c", #"{"live": true}"#, "--data-dir", copy.path])
         let imported = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", copy.path])
         #expect(imported.status == 0, "\(imported.standardError)")
-        #expect(imported.standardOutput == "3 documents stored, 0 deletions of absent documents skipped\n")
+        #expect(
+            imported.standardOutput == "3 documents stored, 0 already present, 0 deletions of absent documents skipped\n")
 
         let fetched = try await EdgeGatewayBinary.run(["docs", "get", "b", "--data-dir", copy.path])
         let b = try #require(try JSONSerialization.jsonObject(with: Data(fetched.standardOutput.utf8)) as? [String: Any])
@@ -50,8 +58,29 @@ struct DatabaseCommandTests {
         let deleted = try await EdgeGatewayBinary.run(["docs", "get", "c", "--data-dir", copy.path])
         #expect(deleted.standardOutput.contains(#""_deleted":true"#))
 
+        // The copy's own live "c" lost to the imported tombstone: every document now has the source's revision
+        // and history, so an export of the copy lists the same metadata line for line.
+        func metadata(_ export: String) throws -> [String] {
+            try export.split(separator: "\n").map { line in
+                var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                object = object.filter { $0.key.hasPrefix("_") && $0.key != "_attachments" }
+                return String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+            }
+        }
+        let reexported = try await EdgeGatewayBinary.run(["db", "export", "inventory", "--data-dir", copy.path])
+        let copied = try metadata(reexported.standardOutput)
+        #expect(copied.count == 3)
+        #expect(Set(copied) == Set(try metadata(exported.standardOutput)))
+
         let again = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", copy.path])
-        #expect(again.standardOutput == "2 documents stored, 1 deletions of absent documents skipped\n")
+        #expect(again.standardOutput == "0 documents stored, 3 already present, 0 deletions of absent documents skipped\n")
+
+        // Lines without _rev are new edits on top of what is there, as before.
+        let plain = copy.appendingPathComponent("plain.jsonl")
+        try Data(#"{"_id": "b", "name": "edited"}"#.utf8).write(to: plain)
+        _ = try await EdgeGatewayBinary.run(["db", "import", "inventory", plain.path, "--data-dir", copy.path])
+        let edited = try await EdgeGatewayBinary.run(["docs", "get", "b", "--data-dir", copy.path])
+        #expect(edited.standardOutput.contains(#""_rev":"2-"#), "\(edited.standardOutput)")
     }
 
     @Test("a bad line stops the import with its line number; its batch is not stored, earlier batches are")
@@ -79,6 +108,10 @@ struct DatabaseCommandTests {
         for (line, reason) in [
             (#"[1, 2]"#, "not a JSON object"), (#"{"_id": "x""#, "not valid JSON"),
             (#"{"_id": "_design"}"#, "invalid document ID"), (#"{"_id": "x", "_secret": 1}"#, "\"_secret\" is reserved"),
+            (#"{"_id": "x", "_rev": "one"}"#, "\"_rev\" must be a revision ID"),
+            (#"{"_id": "x", "_rev": "2-bb", "_revisions": {"start": 2, "ids": ["cc", "aa"]}}"#, "\"_rev\" 2-bb is not the newest"),
+            (#"{"_id": "x", "_rev": "2-bb", "_revisions": {"start": 1, "ids": ["bb", "aa"]}}"#, "\"_revisions\": "),
+            (#"{"_id": "x", "_revisions": {"start": 1, "ids": ["bb"]}}"#, "\"_revisions\" without \"_rev\""),
         ] {
             try Data((#"{"_id": "ok"}"# + "\n" + line + "\n").utf8).write(to: file)
             let refused = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", directory.path])

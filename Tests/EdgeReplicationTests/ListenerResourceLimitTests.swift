@@ -140,6 +140,29 @@ struct ListenerResourceLimitTests {
             sourceLocation: sourceLocation)
     }
 
+    @Test("a client that drops its socket without a close frame counts as a network error of its database")
+    func droppedSocket() async throws {
+        try await TestGateway.run { gateway in
+            let counters = try #require(gateway.listener.databaseReplicationCounters["db"])
+            // A session that ends with its close frame is not an error.
+            _ = try await Self.withDialedPeer(port: gateway.port) { peer in try await Self.expectAnswered(by: peer) }
+            try await eventually("the clean session to end") { await gateway.listener.status().activeConnections == 0 }
+            // The slot is freed as the socket closes, a moment before the session's ending is looked at.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(counters.errors(of: .network) == 0)
+
+            let request = ListenerHandshakeLayoutTests.request(
+                port: gateway.port, key: "dGhlIHNhbXBsZSBub25jZQ==", connection: "Upgrade", upgrade: "websocket")
+            // The socket closes as soon as the 101 is read: no WebSocket close frame, no BLIP message.
+            let head = try await ListenerHandshakeLayoutTests.exchange(port: gateway.port, request: request)
+            #expect(head.hasPrefix("HTTP/1.1 101"))
+            try await eventually("the drop to be counted") { counters.errors(of: .network) == 1 }
+            try await eventually("the dropped session to end") { await gateway.listener.status().activeConnections == 0 }
+            #expect(counters.errors(of: .network) == 1)
+            #expect(counters.errors(of: .protocol) == 0)
+        }
+    }
+
     @Test("a message over max_message_size closes that connection with 1002; another one keeps working")
     func oversizedMessage() async throws {
         let limit = 64 << 10
@@ -156,6 +179,13 @@ struct ListenerResourceLimitTests {
                 }
                 #expect(closeFrame?.closeCode == .protocolError)
                 #expect(closeFrame?.reason?.contains("exceeds the limit of \(limit)") == true, "\(String(describing: closeFrame))")
+                // Counted as the listener's side of the connection ends, which may be just after the close frame.
+                let counters = try #require(gateway.listener.databaseReplicationCounters["db"])
+                for _ in 0..<50 where counters.errors(of: .protocol) == 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(counters.errors(of: .protocol) == 1)
+                #expect(counters.errors(of: .network) == 0)
                 try await Self.expectAnswered(by: bystander)
             }
         }

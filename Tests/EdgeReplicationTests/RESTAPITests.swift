@@ -292,6 +292,23 @@ struct RESTReplicationTests {
                     }
                     let pulled = try #require(try await device.database.document("from-rest"))
                     #expect(try JSONValue(parsing: Array(pulled.body)).objectValue?["source"] == "curl")
+
+                    // A replication-style write keeps its revision ID and history all the way.
+                    let kept = try await client.send(
+                        "POST", "/db/_bulk_docs",
+                        json: [
+                            "new_edits": false,
+                            "docs": [["_id": "copied", "_revisions": ["start": 2, "ids": ["b2", "a1"]], "n": 2]],
+                        ])
+                    #expect(kept.status == 201, "\(kept.text)")
+                    let copied = try RevisionID("2-b2")
+                    try await eventually("the device to pull the kept revision") {
+                        try await device.database.document("copied")?.revID == copied
+                    }
+                    try await eventually("the kept revision to reach the upstream") {
+                        try await upstream.database.document("copied")?.revID == copied
+                    }
+                    #expect(try await upstream.database.revisionHistory("copied", revID: copied) == [try RevisionID("1-a1")])
                     pulling.cancel()
                     _ = try? await pulling.value
                 }

@@ -35,6 +35,96 @@ struct RESTBulkTests {
         }
     }
 
+    @Test("new_edits=false keeps each _rev and _revisions history; conflicts become branches; bad entries fail alone")
+    func bulkDocsKeepingRevisions() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let reply = try await client.send(
+                "POST", "/db/_bulk_docs",
+                json: [
+                    "new_edits": false,
+                    "docs": [
+                        ["_id": "r", "_rev": "3-cc", "_revisions": ["start": 3, "ids": ["cc", "bb", "aa"]], "v": 3],
+                        ["_id": "r", "_revisions": ["start": 2, "ids": ["dd", "aa"]], "v": 2],
+                        ["_id": "no-rev", "v": 0],
+                        ["_rev": "1-ee", "v": 0],
+                        ["_id": "single", "_rev": "1-0f", "v": 1],
+                        ["_id": "bad", "_rev": "2-ab", "_revisions": ["start": 2, "ids": ["cd", "ef"]]],
+                    ],
+                ])
+            #expect(reply.status == 201, "\(reply.text)")
+            let results = try #require(reply.json?.arrayValue?.compactMap { $0.objectValue })
+            #expect(results.count == 6)
+            #expect(results[0]["rev"] == "3-cc")
+            #expect(results[1]["rev"] == "2-dd")
+            #expect(results[2]["status"] == 400)
+            #expect(results[2]["reason"]?.stringValue?.hasPrefix("Bad _revisions") == true)
+            #expect(results[3]["status"] == 400)
+            #expect(results[3]["id"] == nil)
+            #expect(results[4]["rev"] == "1-0f")
+            #expect(results[5]["status"] == 400, "_rev disagrees with _revisions")
+            #expect(try await gateway.database.document("no-rev") == nil)
+            #expect(try await gateway.database.document("bad") == nil)
+
+            let history = try await client.get("/db/r?revs=true")
+            #expect(history.object?["_rev"] == "3-cc", "the higher generation wins")
+            #expect(history.object?["_revisions"] == ["start": 3, "ids": ["cc", "bb", "aa"]])
+            let leaves = try #require(try await client.get("/db/r?open_revs=all").json?.arrayValue)
+            let leafRevs = Set(leaves.compactMap { $0.objectValue?["ok"]?.objectValue?["_rev"]?.stringValue })
+            #expect(leafRevs == ["3-cc", "2-dd"])
+            let branch = try await client.get("/db/r?rev=2-dd&revs=true")
+            #expect(branch.object?["v"] == 2)
+            #expect(branch.object?["_revisions"] == ["start": 2, "ids": ["dd", "aa"]])
+
+            // Sent again, as a replicator retrying would: nothing changes, the same revisions are answered.
+            let sequence = try await gateway.database.lastSequence()
+            let again = try await client.send(
+                "POST", "/db/_bulk_docs",
+                json: ["new_edits": false, "docs": [["_id": "single", "_rev": "1-0f", "v": 1]]])
+            #expect(again.json?.arrayValue?.first?.objectValue?["rev"] == "1-0f")
+            #expect(try await gateway.database.lastSequence() == sequence)
+
+            // A tombstone on the winning branch: the live conflicting branch becomes current.
+            let tombstone = try await client.send(
+                "POST", "/db/_bulk_docs",
+                json: [
+                    "new_edits": false,
+                    "docs": [["_id": "r", "_deleted": true, "_revisions": ["start": 4, "ids": ["ff", "cc"]]]],
+                ])
+            #expect(tombstone.json?.arrayValue?.first?.objectValue?["rev"] == "4-ff", "\(tombstone.text)")
+            #expect(try await client.get("/db/r").object?["_rev"] == "2-dd")
+
+            let notBoolean = try await client.send(
+                "POST", "/db/_bulk_docs", json: ["new_edits": "no", "docs": [["_id": "x", "_rev": "1-aa"]]])
+            #expect(notBoolean.status == 400)
+            #expect(try await gateway.database.document("x") == nil)
+        }
+    }
+
+    @Test("PUT ?new_edits=false stores the body's _rev with its history; without a usable _rev it is a 400")
+    func putKeepingRevision() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let put = try await client.send(
+                "PUT", "/db/p?new_edits=false",
+                json: ["_rev": "2-b2", "_revisions": ["start": 2, "ids": ["b2", "a1"]], "on": true])
+            #expect(put.status == 201, "\(put.text)")
+            #expect(put.object?["rev"] == "2-b2")
+            #expect(put.object?["ok"] == true)
+            #expect(try await gateway.database.document("p")?.revID.description == "2-b2")
+            #expect(try await client.get("/db/p?revs=true").object?["_revisions"]?.objectValue?["ids"] == ["b2", "a1"])
+
+            let missing = try await client.send("PUT", "/db/q?new_edits=false", json: ["on": true])
+            #expect(missing.status == 400)
+            #expect(missing.error.reason?.hasPrefix("Bad _revisions") == true)
+            let otherID = try await client.send("PUT", "/db/q?new_edits=false", json: ["_id": "z", "_rev": "1-aa"])
+            #expect(otherID.status == 400)
+            let badRevisions = try await client.send(
+                "PUT", "/db/q?new_edits=false", json: ["_rev": "1-aa", "_revisions": ["start": 0, "ids": ["aa"]]])
+            #expect(badRevisions.status == 400)
+            #expect(try await gateway.database.document("q") == nil)
+            #expect(try await client.send("PUT", "/db/q?new_edits=maybe", json: ["_rev": "1-aa"]).status == 400)
+        }
+    }
+
     @Test("_all_docs: keys, startkey/endkey, limit, skip, descending, include_docs, GET and POST")
     func allDocs() async throws {
         try await RESTAPITests.withAuthenticatedGateway { gateway, client in
@@ -65,6 +155,34 @@ struct RESTBulkTests {
             #expect(rows[2].objectValue?["value"]?.objectValue?["deleted"] == true)
             #expect(ids(try await client.get("/db/_all_docs?keys=%5B%22d%22%5D")) == ["d"])
             #expect(try await client.get("/db/_all_docs?limit=x").status == 400)
+        }
+    }
+
+    @Test("_all_docs as Sync Gateway answers it: byte order, plain or JSON keys, limit=0, total_rows and update_seq")
+    func allDocsAsSyncGateway() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let database = try await gateway.database
+            for id in ["b", "ä", "B", "a", "A", "a b"] {
+                try await database.save(id, body: Data("{}".utf8), parentRevID: nil)
+            }
+            func ids(_ reply: RESTClient.Reply) -> [String] {
+                reply.object?["rows"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? []
+            }
+            // UTF-8 byte order, as N1QL's ORDER BY META().id: upper case first, "ä" (0xC3 0xA4) after ASCII.
+            let all = try await client.get("/db/_all_docs")
+            #expect(ids(all) == ["A", "B", "a", "a b", "b", "ä"])
+            #expect(all.object?["total_rows"] == 6)
+            #expect(all.object?["update_seq"] == .integer(Int(try await database.lastSequence())))
+            #expect(all.object?["offset"] == nil)
+
+            let limited = try await client.get("/db/_all_docs?limit=2")
+            #expect(ids(limited) == ["A", "B"])
+            #expect(limited.object?["total_rows"] == 2, "the rows answered, as Sync Gateway counts them")
+            #expect(ids(try await client.get("/db/_all_docs?limit=0")).count == 6)
+            #expect(ids(try await client.get("/db/_all_docs?startkey=a&endkey=b")) == ["a", "a b", "b"])
+            #expect(ids(try await client.get("/db/_all_docs?startkey=%22a%22&endkey=%22a%20b%22")) == ["a", "a b"])
+            #expect(ids(try await client.get("/db/_all_docs?startkey=b&endkey=")) == ["b", "ä"])
+            #expect(ids(try await client.get("/db/_all_docs?descending=true&startkey=b&endkey=a")) == ["b", "a b", "a"])
         }
     }
 
@@ -99,6 +217,89 @@ struct RESTBulkTests {
             #expect(answer["new"]?.objectValue?["missing"]?.arrayValue?.count == 1)
             #expect(try await client.send("POST", "/db/_revs_diff", json: ["x": ["bad"]]).status == 400)
         }
+    }
+
+    @Test("_bulk_get and open_revs: multipart/mixed when Accept asks for multipart/, JSON by default, 406 otherwise")
+    func multipartAnswers() async throws {
+        try await RESTAPITests.withAuthenticatedGateway { gateway, client in
+            let database = try await gateway.database
+            let first = try await database.save("x", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
+            let second = try await database.save("x", body: Data(#"{"v":2}"#.utf8), parentRevID: first.revID)
+            let request: JSONValue = ["docs": [["id": "x", "rev": .string(first.revID.description)], ["id": "nope"]]]
+
+            let multipart = try await client.send(
+                "POST", "/db/_bulk_get?revs=true", json: request, headers: ["Accept": "multipart/mixed"])
+            #expect(multipart.status == 200, "\(multipart.text)")
+            let parts = try Self.multipartParts(multipart)
+            #expect(parts.count == 2)
+            #expect(parts.first?.headers["content-type"] == "application/json")
+            #expect(parts.first?.headers["x-doc-id"] == "x")
+            #expect(parts.first?.headers["x-rev-id"] == first.revID.description)
+            let old = try JSONValue(parsing: Array(try #require(parts.first).body)).objectValue
+            #expect(old?["v"] == 1)
+            #expect(old?["_revisions"]?.objectValue?["start"] == 1)
+            #expect(parts.last?.headers["content-type"] == #"application/json; error="true""#)
+            let missing = try JSONValue(parsing: Array(try #require(parts.last).body)).objectValue
+            #expect(missing?["status"] == 404)
+            #expect(missing?["id"] == "nope")
+
+            let json = try await client.send("POST", "/db/_bulk_get", json: request, headers: ["Accept": "application/json"])
+            #expect(json.headers["content-type"] == "application/json")
+            #expect(json.object?["results"]?.arrayValue?.count == 2)
+            let refused = try await client.send("POST", "/db/_bulk_get", json: request, headers: ["Accept": "text/html"])
+            #expect(refused.status == 406)
+            #expect(refused.error.reason?.contains("multipart/mixed") == true)
+
+            let openRevs = try await client.send(
+                "GET", "/db/x?open_revs=%5B%22\(second.revID)%22,%229-ab%22%5D", headers: ["Accept": "multipart/related"])
+            let revisions = try Self.multipartParts(openRevs)
+            #expect(revisions.count == 2)
+            #expect(revisions.first?.headers["x-rev-id"] == second.revID.description)
+            #expect(try JSONValue(parsing: Array(try #require(revisions.last).body)) == ["missing": "9-ab"])
+            #expect(revisions.last?.headers["content-type"] == #"application/json; error="true""#)
+            #expect(try await client.send("GET", "/db/x?open_revs=all", headers: ["Accept": "image/png"]).status == 406)
+            #expect(try await client.get("/db/x?open_revs=all").json?.arrayValue?.count == 1)
+        }
+    }
+
+    /// The parts of a `multipart/mixed` answer, read strictly as RFC 2046 frames them. Bytes, not `String`s:
+    /// Swift counts "\r\n" as one character.
+    static func multipartParts(_ reply: RESTClient.Reply) throws -> [(headers: [String: String], body: Data)] {
+        let contentType = try #require(reply.headers["content-type"])
+        #expect(contentType.hasPrefix("multipart/mixed; "))
+        let boundaryStart = try #require(contentType.range(of: "boundary=\""))
+        let boundary = Array("--\(contentType[boundaryStart.upperBound...].prefix { $0 != "\"" })".utf8)
+        let bytes = Array(reply.body)
+        let crlf = Array("\r\n".utf8)
+        func find(_ needle: [UInt8], from start: Int) -> Int? {
+            guard needle.count <= bytes.count - start else { return nil }
+            return (start...(bytes.count - needle.count)).first { Array(bytes[$0..<$0 + needle.count]) == needle }
+        }
+        var delimiters: [Int] = []
+        var position = 0
+        while let found = find(boundary, from: position) {
+            delimiters.append(found)
+            position = found + boundary.count
+        }
+        #expect(delimiters.first == 0, "no preamble")
+        let closing = try #require(delimiters.last)
+        #expect(Array(bytes[(closing + boundary.count)...]) == Array("--\r\n".utf8), "the closing delimiter ends the body")
+        var parts: [(headers: [String: String], body: Data)] = []
+        for (start, end) in zip(delimiters, delimiters.dropFirst()) {
+            let contentStart = start + boundary.count + 2
+            try #require(Array(bytes[(contentStart - 2)..<contentStart]) == crlf)
+            try #require(Array(bytes[(end - 2)..<end]) == crlf)
+            let content = Array(bytes[contentStart..<(end - 2)])
+            let split = try #require(
+                (0..<max(0, content.count - 3)).first { Array(content[$0..<$0 + 4]) == Array("\r\n\r\n".utf8) })
+            var headers: [String: String] = [:]
+            for line in String(decoding: content[..<split], as: UTF8.self).split(separator: "\r\n") {
+                let colon = try #require(line.firstIndex(of: ":"))
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            parts.append((headers, Data(content[(split + 4)...])))
+        }
+        return parts
     }
 
     @Test("_local documents: compare-and-swap put, get, delete; never in the changes feed")
@@ -184,8 +385,15 @@ struct RESTOpenAPITests {
             #expect(document["openapi"] == "3.1.0")
             var listed: Set<String> = []
             for (path, item) in try #require(document["paths"]?.objectValue) {
-                for (method, _) in try #require(item.objectValue) {
+                for (method, operation) in try #require(item.objectValue) {
                     listed.insert("\(method.uppercased()) \(path)")
+                    // OpenAPI requires each response to be a reference or to carry a text description.
+                    for (status, response) in operation.objectValue?["responses"]?.objectValue ?? [:] {
+                        let fields = response.objectValue
+                        #expect(
+                            fields?["$ref"]?.stringValue != nil || fields?["description"]?.stringValue != nil,
+                            "\(method) \(path) \(status)")
+                    }
                 }
             }
             let served = Set(gateway.listener.makeHTTPRouter().routes.map { "\($0.method) \($0.path)" })

@@ -124,6 +124,12 @@ struct DiskFullTests {
             upstreamReason = Self.components(try await client.health())["upstream"]?["reason"] as? String ?? ""
             return upstreamReason.contains("503") && upstreamReason.contains("disk full")
         }
+        if PrometheusTextParser.isAvailable {
+            let metrics = try PrometheusTextParser.parse(try await gateway.metrics())
+            let errors = ["database": "inventory", "kind": "disk_full"]
+            #expect((metrics.value("edgegateway_listener_errors_total", errors) ?? 0) >= 1, "the refusals are counted")
+            #expect(metrics.value("edgegateway_listener_errors_total", errors.merging(["kind": "storage"]) { $1 }) == 0)
+        }
 
         // Reads and pulls keep working while writes are refused.
         let pullerStore = try DocumentStore(dataDirectory: root.appendingPathComponent("puller"))

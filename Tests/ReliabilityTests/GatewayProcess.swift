@@ -109,6 +109,12 @@ struct GatewayProcess {
         return String(decoding: body, as: UTF8.self)
     }
 
+    /// GET /metrics as Prometheus text.
+    func metrics() async throws -> String {
+        let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(opsPort)/metrics")!)
+        return String(decoding: body, as: UTF8.self)
+    }
+
     /// The process's resident and peak resident memory, open descriptors and threads, from /proc.
     struct Usage: CustomStringConvertible {
         var residentKiB = 0

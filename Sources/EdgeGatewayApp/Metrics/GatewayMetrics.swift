@@ -109,8 +109,9 @@ extension GatewayMetrics {
         advance("\(prefix)_revisions_rejected_total", received, to: receivedRejected)
         advance("\(prefix)_revisions_rejected_total", sent, to: sentRejected)
         advance("\(prefix)_conflicts_total", labels, to: counters.conflicts)
-        advance("\(prefix)_errors_total", labels + [("kind", "missing_revision")], to: counters.missingRevisions)
-        advance("\(prefix)_errors_total", labels + [("kind", "rejected_revision")], to: receivedRejected + sentRejected)
-        advance("\(prefix)_errors_total", labels + [("kind", "conflict")], to: counters.conflicts)
+        // Every kind, zeros included, so that a rate over any of them is defined from the first scrape.
+        for kind in ReplicationErrorKind.allCases {
+            advance("\(prefix)_errors_total", labels + [("kind", kind.rawValue)], to: counters.errors(of: kind))
+        }
     }
 }

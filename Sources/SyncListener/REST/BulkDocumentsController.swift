@@ -42,11 +42,17 @@ struct BulkDocumentsController: Sendable {
     /// nothing; conflicts are reported per document, as Sync Gateway does.
     private func bulkDocs(_ call: RESTCall) async throws -> Response {
         let body = try await call.jsonObjectBody()
-        if let newEdits = body["new_edits"], newEdits.boolValue != true {
-            throw RESTError.badRequest("only new_edits = true is supported: each document becomes a new revision")
+        let newEdits = try body["new_edits"].map { value throws(RESTError) in
+            guard let flag = value.boolValue else {
+                throw .badRequest("new_edits must be a boolean, got \(value.typeName)")
+            }
+            return flag
         }
         guard let docs = body["docs"]?.arrayValue else {
             throw RESTError.badRequest("the body needs a \"docs\" array")
+        }
+        if newEdits == false {
+            return try await bulkDocsKeepingRevisions(call, docs: docs)
         }
         var writes: [NewRevision] = []
         writes.reserveCapacity(docs.count)
@@ -93,13 +99,61 @@ struct BulkDocumentsController: Sendable {
         return SyncListener.restJSON(.array(results), status: .created)
     }
 
+    /// `new_edits: false`: each document keeps its `_rev` and `_revisions` (`RESTExistingRevisions`). As Sync
+    /// Gateway answers it, a document without a usable history fails on its own with 400 while the others are
+    /// stored; only a body that is not a list of objects fails the whole request.
+    private func bulkDocsKeepingRevisions(_ call: RESTCall, docs: [JSONValue]) async throws -> Response {
+        var entries: [(docID: String, revision: Result<ExistingRevision, RESTError>)] = []
+        entries.reserveCapacity(docs.count)
+        for (index, doc) in docs.enumerated() {
+            guard let object = doc.objectValue else {
+                throw RESTError.badRequest("docs[\(index)] must be an object, got \(doc.typeName)")
+            }
+            let docID = object["_id"]?.stringValue ?? ""
+            entries.append(
+                (
+                    docID,
+                    Result { () throws(RESTError) in
+                        guard !docID.isEmpty else {
+                            throw .badRequest("with new_edits=false every document needs its _id")
+                        }
+                        return try RESTExistingRevisions.revision(object, docID: docID)
+                    }
+                ))
+        }
+        let outcomes = try await RESTExistingRevisions.store(entries, in: call.keyspace)
+        var results: [JSONValue] = []
+        results.reserveCapacity(entries.count)
+        for (entry, outcome) in zip(entries, outcomes) {
+            var result: JSONObject = [:]
+            if !entry.docID.isEmpty { result["id"] = .string(entry.docID) }
+            switch outcome {
+            case .success(let revID):
+                result["rev"] = .string(revID.description)
+            case .failure(let error):
+                result["error"] = .string(error.error)
+                result["reason"] = .string(error.reason)
+                result["status"] = .integer(Int(error.status.code))
+            }
+            results.append(.object(result))
+        }
+        return SyncListener.restJSON(.array(results), status: .created)
+    }
+
+    /// As Sync Gateway's `_all_docs` (rest/bulk_api.go `handleAllDocs`, db/query.go `QueryAllDocs` in
+    /// couchbase/sync_gateway): live documents ordered by ID in byte order (its N1QL `ORDER BY META().id`,
+    /// SQLite's text order here), `startkey` and `endkey` both inclusive, given as JSON strings or plain text,
+    /// an empty one meaning no bound; `limit=0` means no limit; `total_rows` counts the rows of the answer and
+    /// `update_seq` is the database's last sequence. With `keys`, one row per key in the given order, deleted
+    /// documents included. `descending` and `skip`, which Sync Gateway ignores, work as CouchDB's: descending
+    /// swaps the roles of `startkey` (then the highest ID) and `endkey`.
     private func allDocs(_ call: RESTCall, keys: [String]?) async throws -> Response {
         let keyspace = call.keyspace
         let includeDocs = try call.queryFlag("include_docs")
         let descending = try call.queryFlag("descending")
         let skip = try call.queryInteger("skip") ?? 0
-        let limit = try call.queryInteger("limit") ?? .max
-        let counts = try await keyspace.database.collectionCountsIfPresent(keyspace.collection)
+        let limit = try call.queryInteger("limit").flatMap { $0 == 0 ? nil : $0 } ?? .max
+        let lastSequence = try await keyspace.database.collectionCountsIfPresent(keyspace.collection).lastSequence
         var rows: [JSONValue] = []
         if let keys {
             for key in keys.dropFirst(skip).prefix(limit) {
@@ -122,8 +176,8 @@ struct BulkDocumentsController: Sendable {
             }
         } else {
             let range = DocumentRange(
-                start: try Self.keyParameter(call, "startkey", "start_key"),
-                end: try Self.keyParameter(call, "endkey", "end_key"),
+                start: Self.keyParameter(call, "startkey", "start_key"),
+                end: Self.keyParameter(call, "endkey", "end_key"),
                 descending: descending, skip: skip, limit: limit)
             let listing: [DocumentListing]
             do {
@@ -149,25 +203,26 @@ struct BulkDocumentsController: Sendable {
             }
         }
         return SyncListener.restJSON([
-            "total_rows": .integer(counts.documents), "offset": .integer(skip), "rows": .array(rows),
+            "rows": .array(rows), "total_rows": .integer(rows.count), "update_seq": .integer(Int(lastSequence)),
         ])
     }
 
-    /// `startkey="a"`: CouchDB keys are JSON, so document IDs arrive quoted.
-    private static func keyParameter(_ call: RESTCall, _ names: String...) throws(RESTError) -> String? {
+    /// `startkey="a"` as CouchDB keys are JSON, or `startkey=a`: as Sync Gateway (`getJSONStringQuery`), a
+    /// value that is not a JSON string is taken as it is written.
+    private static func keyParameter(_ call: RESTCall, _ names: String...) -> String? {
         for name in names {
-            guard let value = try call.queryJSON(name) else { continue }
-            guard let key = value.stringValue else {
-                throw .badRequest("\(name) must be a JSON string (a document ID in quotes)")
-            }
-            return key
+            guard let text = call.queryString(name) else { continue }
+            let key = (try? JSONValue(parsing: Array(text.utf8)))?.stringValue ?? text
+            return key.isEmpty ? nil : key
         }
         return nil
     }
 
-    /// CouchDB's JSON form: `{"results": [{"id": …, "docs": [{"ok": doc} | {"error": {…}}]}]}`.
+    /// CouchDB's JSON form, `{"results": [{"id": …, "docs": [{"ok": doc} | {"error": {…}}]}]}`, or Sync
+    /// Gateway's `multipart/mixed`, one part per requested document (`RESTMultipart`).
     private func bulkGet(_ call: RESTCall) async throws -> Response {
         let keyspace = call.keyspace
+        let form = try RESTMultipart.form(of: call.request)
         let withHistory = try call.queryFlag("revs")
         let body = try await call.jsonObjectBody()
         guard let docs = body["docs"]?.arrayValue else {
@@ -184,7 +239,7 @@ struct BulkDocumentsController: Sendable {
             }
             requests.append((docID, rev))
         }
-        var results: [JSONValue] = []
+        var found: [Result<JSONObject, RESTError>] = []
         for request in requests {
             var revID = request.revID
             if revID == nil {
@@ -195,11 +250,7 @@ struct BulkDocumentsController: Sendable {
                     request.docID, revID: revID, in: keyspace.collection),
                 let stored = revision.body
             else {
-                let error: JSONValue = [
-                    "id": .string(request.docID), "rev": .string(request.revID?.description ?? ""),
-                    "error": "not_found", "reason": "missing",
-                ]
-                results.append(["id": .string(request.docID), "docs": [["error": error]]])
+                found.append(.failure(.notFound("missing")))
                 continue
             }
             var object = try RESTDocuments.documentObject(
@@ -208,9 +259,37 @@ struct BulkDocumentsController: Sendable {
                 object["_revisions"] = try await RESTDocuments.revisionsValue(
                     keyspace, docID: request.docID, revID: revID)
             }
-            results.append(["id": .string(request.docID), "docs": [["ok": .object(object)]]])
+            found.append(.success(object))
         }
-        return SyncListener.restJSON(["results": .array(results)])
+        func errorObject(_ request: (docID: String, revID: RevisionID?), _ error: RESTError) -> JSONObject {
+            var object: JSONObject = [
+                "id": .string(request.docID), "error": .string(error.error), "reason": .string(error.reason),
+                "status": .integer(Int(error.status.code)),
+            ]
+            if let revID = request.revID { object["rev"] = .string(revID.description) }
+            return object
+        }
+        switch form {
+        case .multipartMixed:
+            return RESTMultipart.response(
+                zip(requests, found).map { request, outcome in
+                    switch outcome {
+                    case .success(let object): RESTMultipart.Part(body: .object(object), isError: false)
+                    case .failure(let error):
+                        RESTMultipart.Part(body: .object(errorObject(request, error)), isError: true)
+                    }
+                })
+        case .json:
+            let results: [JSONValue] = zip(requests, found).map { request, outcome in
+                let entry: JSONValue =
+                    switch outcome {
+                    case .success(let object): ["ok": .object(object)]
+                    case .failure(let error): ["error": .object(errorObject(request, error))]
+                    }
+                return ["id": .string(request.docID), "docs": [entry]]
+            }
+            return SyncListener.restJSON(["results": .array(results)])
+        }
     }
 
     private func revsDiff(_ call: RESTCall) async throws -> Response {

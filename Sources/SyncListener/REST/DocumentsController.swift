@@ -90,10 +90,11 @@ struct DocumentsController: Sendable {
         return SyncListener.restJSON(.object(object), headers: [.eTag: "\"\(revision.revID)\""])
     }
 
-    /// `?open_revs=all` or `?open_revs=["1-a",…]`: every requested leaf as `{"ok": doc}` or `{"missing": rev}`,
-    /// as a JSON array (the multipart form Sync Gateway also offers is not served).
+    /// `?open_revs=all` or `?open_revs=["1-a",…]`: every requested leaf, as a JSON array of `{"ok": doc}` or
+    /// `{"missing": rev}`, or as Sync Gateway's `multipart/mixed` with one part per revision (`RESTMultipart`).
     private func openRevisions(_ call: RESTCall, docID: String) async throws -> Response {
         let keyspace = call.keyspace
+        let form = try RESTMultipart.form(of: call.request)
         let withHistory = try call.queryFlag("revs")
         let requested: [String]
         if call.queryString("open_revs") == "all" {
@@ -106,14 +107,14 @@ struct DocumentsController: Sendable {
             }
             requested = list
         }
-        var results: [JSONValue] = []
+        var parts: [RESTMultipart.Part] = []
         for revText in requested {
             let revID = try RESTRevisions.parse(revText)
             guard
                 let stored = try await keyspace.database.revision(docID, revID: revID, in: keyspace.collection),
                 let body = stored.body
             else {
-                results.append(["missing": .string(revText)])
+                parts.append(RESTMultipart.Part(body: ["missing": .string(revText)], isError: true))
                 continue
             }
             var object = try RESTDocuments.documentObject(
@@ -121,18 +122,38 @@ struct DocumentsController: Sendable {
             if withHistory {
                 object["_revisions"] = try await RESTDocuments.revisionsValue(keyspace, docID: docID, revID: revID)
             }
-            results.append(["ok": .object(object)])
+            parts.append(RESTMultipart.Part(body: .object(object), isError: false))
         }
-        return SyncListener.restJSON(.array(results))
+        switch form {
+        case .multipartMixed:
+            return RESTMultipart.response(parts)
+        case .json:
+            return SyncListener.restJSON(.array(parts.map { $0.isError ? $0.body : ["ok": $0.body] }))
+        }
     }
 
     private func put(_ call: RESTCall, docID: String) async throws -> Response {
         let object = try await call.jsonObjectBody()
+        if call.queryString("new_edits") != nil, try !call.queryFlag("new_edits") {
+            return try await putKeepingRevision(call, docID: docID, object: object)
+        }
         let parent = try RESTRevisions.expectedRevision(call, body: object)
         let saved = try await RESTDocuments.write(object, docID: docID, parent: parent, in: call.keyspace)
         return SyncListener.restJSON(
             ["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)], status: .created,
             headers: [.eTag: "\"\(saved.revID)\""])
+    }
+
+    /// `?new_edits=false`: the body's `_rev` (and `_revisions`) stored as given (`RESTExistingRevisions`).
+    private func putKeepingRevision(_ call: RESTCall, docID: String, object: JSONObject) async throws -> Response {
+        if let id = object["_id"], id.stringValue != docID {
+            throw RESTError.badRequest("the body's _id \(id) is not the document ID of the path, '\(docID)'")
+        }
+        let revision = try RESTExistingRevisions.revision(object, docID: docID)
+        let revID = try await RESTExistingRevisions.store([(docID, .success(revision))], in: call.keyspace)[0].get()
+        return SyncListener.restJSON(
+            ["id": .string(docID), "ok": true, "rev": .string(revID.description)], status: .created,
+            headers: [.eTag: "\"\(revID)\""])
     }
 
     private func create(_ call: RESTCall) async throws -> Response {

@@ -22,7 +22,8 @@ public func buildApplication(
     let monitor = HealthMonitor(nodeName: configuration.node.name)
     var notStarted = NotStartedComponents()
     for entry in configuration.unavailableEntries {
-        notStarted.add(entry.kind == .listener ? .listener : .upstream, entry.name, reason: "\(entry.problem)", logger: logger)
+        let kind: ComponentHealth.Kind = entry.kind == .listener ? .listener : .upstream
+        notStarted.add(kind, entry.name, reason: "\(entry.problem)", logger: logger)
     }
 
     var nodeID: NodeID?
@@ -67,7 +68,8 @@ public func buildApplication(
                         settings: settings, database: database, dataDirectory: configuration.node.dataDirectory,
                         logger: logger))
             } catch {
-                notStarted.add(.upstream, settings.name, reason: "upstream \"\(settings.name)\": \(error)", logger: logger)
+                let reason = "upstream \"\(settings.name)\": \(error)"
+                notStarted.add(.upstream, settings.name, reason: reason, logger: logger)
             }
         }
     }

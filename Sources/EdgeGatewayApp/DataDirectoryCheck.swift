@@ -52,7 +52,8 @@ enum DataDirectoryCheck {
                 description: "\(what) not writable by the gateway (uid \(uid); it has uid \(info.st_uid), mode "
                     + "\(String(info.st_mode & 0o7777, radix: 8))); nothing was changed in it. Fix the owner: "
                     + "`chown -R \(uid) \(path)` on the host, or with compose "
-                    + "`docker compose run --rm --user root --entrypoint chown gateway -R \(uid) \(path)`; \(restartAdvice)")
+                    + "`docker compose run --rm --user root --entrypoint chown gateway -R \(uid) \(path)`; "
+                    + restartAdvice)
         }
     }
 }

@@ -121,7 +121,8 @@ struct SecretFileTests {
 
     @Test func listenerUsersFileMissingOnlyMattersAwayFromItsDefaultPlace() throws {
         let directory = try TemporaryDirectory()
-        #expect(try UsersFile.readForListener(path: directory.path + "/users.toml", dataDirectory: directory.path) == [])
+        let atDefault = directory.path + "/users.toml"
+        #expect(try UsersFile.readForListener(path: atDefault, dataDirectory: directory.path) == [])
         let elsewhere = directory.path + "/config/users.toml"
         let error = try #require(throws: ConfigurationError.self) {
             try UsersFile.readForListener(path: elsewhere, dataDirectory: directory.path)

@@ -25,7 +25,8 @@ struct BadInputTests {
         let line = try site.line(startingWith: "tls_certificate = ")
         let expected =
             "\(site.configurationFile):\(line): listener \"lan\".tls_certificate: file not found: \(certificate); "
-            + "create it, or correct the path (relative paths are resolved against \(site.directory.path)), or remove the key"
+            + "create it, or correct the path (relative paths are resolved against \(site.directory.path)), "
+            + "or remove the key"
         try await site.gateway.run { client in
             let report = try await Self.health(client, expectedStatus: .serviceUnavailable)
             #expect(report.status == .down)
@@ -39,7 +40,33 @@ struct BadInputTests {
         #expect(site.gateway.log.entries.filter { $0.level >= .error }.map(\.message) == [expected])
         #expect(!FileManager.default.fileExists(atPath: certificate))
         // Nothing was generated in place of the missing identity.
-        #expect(!FileManager.default.fileExists(atPath: site.gateway.dataDirectory.appendingPathComponent("identity").path))
+        let identity = site.gateway.dataDirectory.appendingPathComponent("identity")
+        #expect(!FileManager.default.fileExists(atPath: identity.path))
+    }
+
+    @Test("certificate files that exist but do not load: the listener is down saying why, the node serves")
+    func certificateFilesThatDoNotLoad() async throws {
+        let site = try EditedSite { shipped in
+            shipped.replacingOccurrences(of: "tls = \"self-signed\"", with: "tls = \"file\"")
+                .replacingOccurrences(of: "# tls_certificate = ", with: "tls_certificate = ")
+                .replacingOccurrences(of: "# tls_key = ", with: "tls_key = ")
+        }
+        let tls = site.directory.appendingPathComponent("tls")
+        try FileManager.default.createDirectory(at: tls, withIntermediateDirectories: true)
+        let certificate = tls.appendingPathComponent("gateway.crt")
+        try "not a certificate\n".write(to: certificate, atomically: true, encoding: .utf8)
+        try "not a key\n".write(to: tls.appendingPathComponent("gateway.key"), atomically: true, encoding: .utf8)
+        try await site.gateway.run { client in
+            let report = try await Self.health(client, expectedStatus: .serviceUnavailable)
+            let listener = try #require(report.components.first { $0.kind == .listener })
+            #expect(listener.status == .down)
+            #expect(listener.reason?.hasPrefix("listener 'lan': TLS setup failed: ") == true, "\(listener)")
+            #expect(report.components.first { $0.kind == .store }?.status == .up)
+        }
+        let errors = site.gateway.log.entries.filter { $0.level >= .error }
+        #expect(errors.count == 1)
+        #expect(errors.first?.message.hasPrefix("listener 'lan': TLS setup failed: ") == true)
+        #expect(try String(contentsOf: certificate, encoding: .utf8) == "not a certificate\n")
     }
 
     @Test("an upstream whose password file is missing is down naming it; the listener serves on")
@@ -126,14 +153,15 @@ struct BadInputTests {
     func malformedUsersFileFixedWhileRunning() async throws {
         let gateway = try ShippedGateway()
         try FileManager.default.createDirectory(at: gateway.dataDirectory, withIntermediateDirectories: true)
-        try Data("[[user]]\nname = \"alice\"\npassword = \"plain\"\n".utf8).write(to: URL(fileURLWithPath: gateway.usersFile))
+        try Data("[[user]]\nname = \"alice\"\npassword = \"plain\"\n".utf8)
+            .write(to: URL(fileURLWithPath: gateway.usersFile))
         try await gateway.run { client in
             let listener = try await gateway.waitForListener(client) { $0.details["state"] == "running" }
             #expect(listener.status == .degraded)
             #expect(
                 listener.reason
-                    == "users file refused: \(gateway.usersFile):3: user[0].password: plain passwords are not accepted; "
-                    + "store a hash with `edge-gateway users add NAME`; nobody can sign in until it is fixed")
+                    == "users file refused: \(gateway.usersFile):3: user[0].password: plain passwords are not "
+                    + "accepted; store a hash with `edge-gateway users add NAME`; nobody can sign in until it is fixed")
             let refusal = await gateway.pushError(user: "alice", password: "plain")
             guard case .upgradeRefused(_, 401, _, _, _) = refusal else {
                 Issue.record("expected 401, got \(String(describing: refusal))")

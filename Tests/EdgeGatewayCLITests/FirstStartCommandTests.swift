@@ -221,6 +221,12 @@ struct FirstStartCommandTests {
                     + "(uid 65534): give it to that user (`chown 65534 \(usersFile)`, mode 600), or write it with "
                     + "`edge-gateway users add` run as that user; nobody can sign in until it is fixed"),
             "\(health)")
+        // The fix the line gives, applied while the gateway runs: the file is re-read, no restart.
+        chown(usersFile, 65534, 65534)
+        let fixed = try await Self.waitForHealth(environment: environment, gateway: gateway) {
+            $0.contains("listener lan: no users: add one")
+        }
+        #expect(!fixed.contains("users file refused"), "\(fixed)")
         kill(gateway.process.processIdentifier, SIGTERM)
         gateway.process.waitUntilExit()
         let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -46,6 +46,13 @@ enum DataDirectoryCheck {
             guard lstat(candidate, &info) == 0 else { continue }
             let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
             guard access(candidate, R_OK | W_OK | (isDirectory ? X_OK : 0)) != 0 else { continue }
+            // Owner and mode do not matter there: no chown helps, only mounting it writable.
+            if errno == EROFS {
+                throw DataDirectoryError(
+                    path: path,
+                    description: "data directory \(path) is on a read-only file system; nothing was changed in it. "
+                        + "Mount the volume read-write (no `:ro` on it in compose.yaml), \(restartAdvice)")
+            }
             let what = candidate == path ? "data directory \(path) is" : "\(candidate) in the data directory is"
             throw DataDirectoryError(
                 path: path,

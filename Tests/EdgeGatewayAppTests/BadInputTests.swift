@@ -209,6 +209,61 @@ struct BadInputTests {
         #expect(try DirectorySnapshot(of: gateway.dataDirectory) == before)
     }
 
+    @Test(
+        "a data directory on a read-only mount: the store is down saying so, nothing in it changed",
+        .enabled(if: BadInputTests.canMountTmpfs, "needs root and mount -t tmpfs"))
+    func readOnlyDataDirectory() async throws {
+        let first = try ShippedGateway()
+        let data = first.dataDirectory
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        #expect(try Self.mount(["-t", "tmpfs", "-o", "size=8m", "tmpfs", data.path]) == 0)
+        defer {
+            _ = try? Self.mount(["umount", data.path])
+            try? FileManager.default.removeItem(at: data)
+        }
+        try await first.run { client in
+            try await first.waitForListener(client) { $0.details["state"] == "running" }
+        }
+        #expect(try Self.mount(["-o", "remount,ro", data.path]) == 0)
+        let before = try DirectorySnapshot(of: data)
+
+        let again = try ShippedGateway(dataDirectory: data)
+        let expected =
+            "data directory \(data.path) is on a read-only file system; nothing was changed in it. Mount the volume "
+            + "read-write (no `:ro` on it in compose.yaml), then restart the gateway (`docker compose restart gateway`)"
+        try await again.run { client in
+            let report = try await Self.health(client, expectedStatus: .serviceUnavailable)
+            #expect(report.components.first { $0.kind == .store }?.reason == expected)
+            #expect(report.components.first { $0.kind == .listener }?.status == .down)
+        }
+        #expect(again.log.entries.filter { $0.level >= .error }.map(\.message) == [expected])
+        #expect(try DirectorySnapshot(of: data) == before)
+    }
+
+    /// Whether this process may mount a tmpfs (root in CI's container), found by mounting one.
+    static let canMountTmpfs: Bool = {
+        guard geteuid() == 0 else { return false }
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("edge-ro-probe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: probe) }
+        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil,
+            (try? mount(["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path])) == 0
+        else { return false }
+        _ = try? mount(["umount", probe.path])
+        return true
+    }()
+
+    /// Runs `mount` with `arguments`, or `umount` when they start with it.
+    static func mount(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments.first == "umount" ? arguments : ["mount"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.runSerialized()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     @Test("a data directory whose databases cannot be opened: down naming it, nothing in it changed")
     func databasesThatCannotBeOpened() async throws {
         let first = try ShippedGateway()

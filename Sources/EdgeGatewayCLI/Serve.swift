@@ -54,7 +54,7 @@ struct Serve: AsyncParsableCommand {
             // Listeners report their own ports and keep the node up; what reaches here is the ops endpoint, taken
             // after buildApplication checked it.
             let ops = configuration.ops
-            logger.critical("\(OpsPortUnavailableError(address: ops.address, port: ops.port, inUse: true))")
+            logger.critical("\(OpsPortUnavailableError(address: ops.address, port: ops.port, cause: .inUse))")
             throw ExitCode(1)
         }
         logger.info("stopped")

@@ -308,6 +308,23 @@ struct BadInputTests {
         #expect(!FileManager.default.fileExists(atPath: gateway.dataDirectory.path))
     }
 
+    @Test("an ops address that is not this host's is refused with one line naming it")
+    func opsAddressNotLocal() async throws {
+        let gateway = try ShippedGateway()
+        var configuration = try gateway.configuration()
+        // TEST-NET-1 (RFC 5737): never assigned to a host.
+        configuration.ops.address = "192.0.2.1"
+        let refused = configuration
+        await #expect {
+            _ = try await buildApplication(configuration: refused, logger: gateway.log.logger)
+        } throws: { error in
+            "\(error)"
+                == "ops address 192.0.2.1 is not an address of this host: set [ops] address or "
+                + "EDGE_GATEWAY_OPS_ADDRESS to one of its addresses, 127.0.0.1 or 0.0.0.0"
+        }
+        #expect(!FileManager.default.fileExists(atPath: gateway.dataDirectory.path))
+    }
+
     // MARK: Helpers
 
     /// The shipped file's commented [[upstream]] example, uncommented as its instructions say, with the password

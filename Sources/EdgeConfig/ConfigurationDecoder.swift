@@ -8,6 +8,7 @@ struct ConfigurationDecoder {
     let overrides: ConfigurationOverrides
     /// Relative `data_dir` values are resolved against it.
     let workingDirectory: String
+    var unusableFiles: UnusableFilePolicy = .reject
 
     static let rootKeys = ["node", "ops", "database", "listener", "upstream"]
     static let nodeKeys = ["name", "data_dir", "log_level"]
@@ -26,40 +27,67 @@ struct ConfigurationDecoder {
         }
 
         var portClaims = [PortClaim(address: ops.address, port: ops.port, owner: "[ops]")]
+        var unavailable: [UnavailableEntry] = []
         let listeners = try decodeEntries(
             root, kind: "listener", environment: environment.listeners
         ) { table, name in
-            let listener = try ListenerSettings(
-                decoding: table, name: name, node: node, databases: databases)
-            try PortClaim(
-                address: listener.interface, port: listener.port, owner: "listener \"\(name)\""
-            )
-            .claim(among: &portClaims, table: table)
-            return listener
-        }
+            try withUnusableFiles(table, kind: .listener, name: name, recordingIn: &unavailable) { table in
+                let listener = try ListenerSettings(
+                    decoding: table, name: name, node: node, databases: databases)
+                try PortClaim(
+                    address: listener.interface, port: listener.port, owner: "listener \"\(name)\""
+                )
+                .claim(among: &portClaims, table: table)
+                return listener
+            }
+        }.compactMap { $0 }
         let upstreams = try decodeEntries(
             root, kind: "upstream", environment: environment.upstreams
         ) { table, name in
-            try UpstreamSettings(decoding: table, name: name, databases: databases)
-        }
+            try withUnusableFiles(table, kind: .upstream, name: name, recordingIn: &unavailable) { table in
+                try UpstreamSettings(decoding: table, name: name, databases: databases)
+            }
+        }.compactMap { $0 }
 
         try EnvironmentOverrides.rejectUnmatched(
             environment.listeners,
             kind: "listener",
-            configuredNames: listeners.map(\.name)
+            configuredNames: listeners.map(\.name) + unavailable.filter { $0.kind == .listener }.map(\.name)
         )
         try EnvironmentOverrides.rejectUnmatched(
             environment.upstreams,
             kind: "upstream",
-            configuredNames: upstreams.map(\.name)
+            configuredNames: upstreams.map(\.name) + unavailable.filter { $0.kind == .upstream }.map(\.name)
         )
         return GatewayConfiguration(
             node: node,
             ops: ops,
             databases: databases,
             listeners: listeners,
-            upstreams: upstreams
+            upstreams: upstreams,
+            unavailableEntries: unavailable
         )
+    }
+
+    /// Decodes one entry; with ``UnusableFilePolicy/disableEntry``, an entry stopped by an unusable file is
+    /// decoded again without opening files, so that every other problem in it is still refused, and is then
+    /// recorded as unavailable (nil) instead of refusing the configuration.
+    private func withUnusableFiles<Entry>(
+        _ table: SettingsTable,
+        kind: UnavailableEntry.Kind,
+        name: String,
+        recordingIn unavailable: inout [UnavailableEntry],
+        _ decode: (SettingsTable) throws -> Entry
+    ) throws -> Entry? {
+        do {
+            return try decode(table)
+        } catch let error as ConfigurationError where error.unusableFile != nil && unusableFiles == .disableEntry {
+            var withoutFiles = table
+            withoutFiles.checksFiles = false
+            _ = try decode(withoutFiles)
+            unavailable.append(UnavailableEntry(kind: kind, name: name, problem: error))
+            return nil
+        }
     }
 
     private func decodeNode(_ section: SettingsTable) throws -> NodeSettings {

@@ -16,6 +16,9 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     public var message: String
     /// The values that would have been accepted, when they can be listed.
     public var allowedValues: [String]
+    /// The file a key names, when what is wrong is that file (missing, unreadable, empty) rather than the
+    /// configuration text: `serve` keeps the rest of the node running and reports the entry that needs it.
+    public var unusableFile: String?
 
     public init(
         source: String,
@@ -23,7 +26,8 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         column: Int? = nil,
         keyPath: String? = nil,
         message: String,
-        allowedValues: [String] = []
+        allowedValues: [String] = [],
+        unusableFile: String? = nil
     ) {
         self.source = source
         self.line = line
@@ -31,6 +35,7 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         self.keyPath = keyPath
         self.message = message
         self.allowedValues = allowedValues
+        self.unusableFile = unusableFile
     }
 
     /// `<source>[:<line>[:<column>]]: [<key path>: ]<message>[; allowed: a, b, c]`, the shape

@@ -15,18 +15,23 @@ public enum ConfigurationLoader {
     ///
     /// Relative paths inside the file are resolved against the file's directory; a relative
     /// `data_dir` against the current working directory.
-    /// - Parameter environment: usually `ProcessInfo.processInfo.environment`.
+    /// - Parameters:
+    ///   - environment: usually `ProcessInfo.processInfo.environment`.
+    ///   - unusableFiles: whether a listener or upstream whose file cannot be used refuses the whole
+    ///     configuration, or is only left out and listed.
     public static func load(
         file: String?,
         environment: [String: String],
-        overrides: ConfigurationOverrides = ConfigurationOverrides()
+        overrides: ConfigurationOverrides = ConfigurationOverrides(),
+        unusableFiles: UnusableFilePolicy = .reject
     ) throws -> GatewayConfiguration {
         guard let file = file ?? environment[EnvironmentOverrides.configFileVariable] else {
             return try parse(
                 toml: try defaultConfigurationTOML(),
                 source: embeddedDefaultName,
                 environment: environment,
-                overrides: overrides
+                overrides: overrides,
+                unusableFiles: unusableFiles
             )
         }
         let text: String
@@ -45,7 +50,8 @@ public enum ConfigurationLoader {
             source: file,
             environment: environment,
             overrides: overrides,
-            baseDirectory: fileURL.deletingLastPathComponent().standardizedFileURL.path
+            baseDirectory: fileURL.deletingLastPathComponent().standardizedFileURL.path,
+            unusableFiles: unusableFiles
         )
     }
 
@@ -59,7 +65,8 @@ public enum ConfigurationLoader {
         source: String,
         environment: [String: String],
         overrides: ConfigurationOverrides = ConfigurationOverrides(),
-        baseDirectory: String? = nil
+        baseDirectory: String? = nil,
+        unusableFiles: UnusableFilePolicy = .reject
     ) throws -> GatewayConfiguration {
         let environmentOverrides = try EnvironmentOverrides(environment: environment)
         let workingDirectory = FileManager.default.currentDirectoryPath
@@ -71,7 +78,8 @@ public enum ConfigurationLoader {
         let decoder = ConfigurationDecoder(
             environment: environmentOverrides,
             overrides: overrides,
-            workingDirectory: workingDirectory
+            workingDirectory: workingDirectory,
+            unusableFiles: unusableFiles
         )
         return try decoder.decode(root)
     }

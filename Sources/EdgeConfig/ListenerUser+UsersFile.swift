@@ -17,6 +17,25 @@ public enum UsersFile {
         return try read(path: path)
     }
 
+    /// Reads the users file of an `auth = "basic"` listener. Where the file does not exist yet depends on where it
+    /// is: at its default place in the data directory nobody was added yet (no users); elsewhere (`users_file`) it
+    /// is a file the operator provides, so its absence is a mistake (a wrong path, a missing mount) to report.
+    public static func readForListener(path: String, dataDirectory: String) throws -> [ListenerUser] {
+        if let users = try readIfPresent(path: path) {
+            return users
+        }
+        let defaultPath = URL(fileURLWithPath: dataDirectory).appendingPathComponent(
+            ListenerSettings.defaultUsersFileName
+        ).standardizedFileURL.path
+        guard URL(fileURLWithPath: path).standardizedFileURL.path == defaultPath else {
+            throw ConfigurationError(
+                source: path,
+                message: "the users file (users_file) does not exist: create it with `edge-gateway users add NAME`, "
+                    + "or correct users_file (without it the users file is \(defaultPath))")
+        }
+        return []
+    }
+
     /// Reads and validates a users file.
     public static func read(path: String) throws -> [ListenerUser] {
         var isDirectory: ObjCBool = false

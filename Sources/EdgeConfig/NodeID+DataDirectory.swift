@@ -30,6 +30,12 @@ extension NodeID {
         return try load(path: path) ?? created
     }
 
+    /// The ID already stored in the data directory, if any; reads only, so it is safe on a directory the gateway
+    /// must not change.
+    public static func existing(dataDirectory: String) throws(NodeIDError) -> NodeID? {
+        try load(path: filePath(dataDirectory: dataDirectory))
+    }
+
     /// The ID in `path`, or nil when there is no such file.
     static func load(path: String) throws(NodeIDError) -> NodeID? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)

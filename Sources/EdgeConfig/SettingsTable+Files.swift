@@ -42,13 +42,18 @@ extension SettingsTable {
         guard let path = try path(key) else {
             return nil
         }
+        guard checksFiles else {
+            // Only the entry's other keys are being checked, and the entry is then discarded: nothing reads
+            // this value, and the secret itself is not read.
+            return Secret(path)
+        }
         let contents = try readText(path, key: key)
         var secret = Substring(contents)
         while let last = secret.last, last.isNewline {
             secret = secret.dropLast()
         }
         guard !secret.isEmpty else {
-            throw error(at: key, "file \(path) is empty")
+            throw unusable(path, at: key, "file \(path) is empty")
         }
         return Secret(String(secret))
     }
@@ -67,7 +72,7 @@ extension SettingsTable {
         do {
             return try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw self.error(at: key, "cannot read \(path) as UTF-8 text")
+            throw unusable(path, at: key, "cannot read \(path) as UTF-8 text")
         }
     }
 
@@ -80,19 +85,32 @@ extension SettingsTable {
     }
 
     private func checkReadable(_ path: String, key: String, element: Int? = nil) throws {
+        guard checksFiles else { return }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw error(
-                at: key, element: element,
+            throw unusable(
+                path, at: key, element: element,
                 "file not found: \(path); create it, or correct the path (relative paths are resolved against "
                     + "\(document.baseDirectory)), or remove the key")
         }
         guard !isDirectory.boolValue else {
-            throw error(at: key, element: element, "\(path) is a directory, expected a file")
+            throw unusable(path, at: key, element: element, "\(path) is a directory, expected a file")
         }
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw error(
-                at: key, element: element, "file is not readable (check permissions): \(path)")
+            let uid = geteuid()
+            throw unusable(
+                path, at: key, element: element,
+                "file is not readable by the gateway (uid \(uid)): \(path); give it to that user "
+                    + "(`chown \(uid) \(path)`, mode 600 for secrets and keys) or make it readable (`chmod a+r`) "
+                    + "if it holds nothing secret")
         }
+    }
+
+    private func unusable(_ path: String, at key: String, element: Int? = nil, _ message: String)
+        -> ConfigurationError
+    {
+        var problem = error(at: key, element: element, message)
+        problem.unusableFile = path
+        return problem
     }
 }

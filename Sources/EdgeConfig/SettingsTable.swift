@@ -33,6 +33,9 @@ struct SettingsTable {
     var displayName: String?
     /// Values that replace file values for some keys (environment, command line).
     var overrides: [String: OverrideValue] = [:]
+    /// False while an entry whose file is unusable is checked for its other keys only (see
+    /// ``UnusableFilePolicy/disableEntry``): the files it names are then not opened.
+    var checksFiles = true
 
     init(
         table: TOMLTable,

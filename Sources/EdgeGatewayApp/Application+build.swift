@@ -9,63 +9,98 @@ import SyncListener
 
 /// Builds the whole gateway from a validated configuration, ready to run as a service.
 ///
-/// Everything that can fail on bad input (opening databases, reading identities) happens here, before anything
-/// starts listening, so that a misconfigured node exits with one clear error instead of half-starting.
+/// Bad input that concerns one part of the node (a listener's certificate file, an upstream's password file, a
+/// data directory the gateway cannot write) leaves that part down, logged once and reported by /health with the
+/// fix, while the rest serves: an appliance under `restart: unless-stopped` must not crash-loop where nobody can
+/// see why. Only an ops port that cannot be bound is thrown, before anything is opened, since nothing could
+/// report the rest.
 public func buildApplication(
     configuration: GatewayConfiguration,
     logger: Logger
 ) async throws -> some ApplicationProtocol {
+    try await OpsPortCheck.requireAvailable(configuration.ops)
     let monitor = HealthMonitor(nodeName: configuration.node.name)
-    try DataDirectoryCheck.requireWritable(configuration.node.dataDirectory)
-    let nodeID = try NodeID.loadOrCreate(dataDirectory: configuration.node.dataDirectory)
-    logger.info("node ID", metadata: ["id": "\(nodeID)"])
-    let storeService = try await StoreService(configuration: configuration, logger: logger)
-    monitor.register(storeService)
-    let environment = SyncListener.Environment(
-        store: storeService.store,
-        databases: configuration.databases,
-        dataDirectory: configuration.node.dataDirectory,
-        nodeName: configuration.node.name,
-        serverVersion: EdgeGatewayVersion.current,
-        nodeID: nodeID
-    )
-    let identityIsNew =
-        configuration.listeners.contains { $0.tls == .selfSigned }
-        && !FileManager.default.fileExists(
-            atPath: URL(fileURLWithPath: configuration.node.dataDirectory)
-                .appendingPathComponent("identity").appendingPathComponent(TLSIdentity.certificateFileName).path)
-    let listeners = try configuration.listeners.map { settings in
-        try SyncListener(settings: settings, environment: environment, logger: logger)
+    var notStarted = NotStartedComponents()
+    for entry in configuration.unavailableEntries {
+        let kind: ComponentHealth.Kind = entry.kind == .listener ? .listener : .upstream
+        notStarted.add(kind, entry.name, reason: "\(entry.problem)", logger: logger)
     }
-    monitor.register(ListenerHealth(listeners: listeners))
+
+    var nodeID: NodeID?
+    var storeService: StoreService?
+    var listeners: [SyncListener] = []
     var upstreams: [UpstreamService] = []
-    for settings in configuration.upstreams {
-        guard let database = storeService.databases.first(where: { $0.name == settings.database }) else { continue }
-        let upstream = try await UpstreamService(
-            settings: settings, database: database, dataDirectory: configuration.node.dataDirectory, logger: logger)
+    var identityIsNew = false
+    switch await openStore(configuration: configuration, logger: logger) {
+    case .failure(let problem):
+        notStarted.storeUnavailable(problem, configuration: configuration, logger: logger)
+        // Read only: a directory the gateway must not change may still tell which node it belongs to.
+        nodeID = try? NodeID.existing(dataDirectory: configuration.node.dataDirectory)
+    case .success(let (id, store)):
+        nodeID = id
+        storeService = store
+        monitor.register(store)
+        let environment = SyncListener.Environment(
+            store: store.store,
+            databases: configuration.databases,
+            dataDirectory: configuration.node.dataDirectory,
+            nodeName: configuration.node.name,
+            serverVersion: EdgeGatewayVersion.current,
+            nodeID: id
+        )
+        identityIsNew =
+            configuration.listeners.contains { $0.tls == .selfSigned }
+            && !FileManager.default.fileExists(
+                atPath: URL(fileURLWithPath: configuration.node.dataDirectory)
+                    .appendingPathComponent("identity").appendingPathComponent(TLSIdentity.certificateFileName).path)
+        for settings in configuration.listeners {
+            do {
+                listeners.append(try SyncListener(settings: settings, environment: environment, logger: logger))
+            } catch {
+                notStarted.add(.listener, settings.name, reason: "\(error)", logger: logger)
+            }
+        }
+        for settings in configuration.upstreams {
+            guard let database = store.databases.first(where: { $0.name == settings.database }) else { continue }
+            do {
+                upstreams.append(
+                    try await UpstreamService(
+                        settings: settings, database: database, dataDirectory: configuration.node.dataDirectory,
+                        logger: logger))
+            } catch {
+                let reason = "upstream \"\(settings.name)\": \(error)"
+                notStarted.add(.upstream, settings.name, reason: reason, logger: logger)
+            }
+        }
+    }
+    monitor.register(notStarted)
+    monitor.register(ListenerHealth(listeners: listeners))
+    for upstream in upstreams {
         monitor.register(upstream)
-        upstreams.append(upstream)
     }
 
     let router = Router()
     router.middlewares.add(LogRequestsMiddleware(.debug))
     HealthController(monitor: monitor).addRoutes(to: router)
-    let pairing = PairingService(
-        listeners: listeners, nodeName: configuration.node.name, nodeID: nodeID, identityIsNew: identityIsNew,
-        logger: logger)
+    let pairing = nodeID.map { nodeID in
+        PairingService(
+            listeners: listeners, nodeName: configuration.node.name, nodeID: nodeID, identityIsNew: identityIsNew,
+            logger: logger)
+    }
     PairingController(pairing: pairing).addRoutes(to: router)
     StatusController(listeners: listeners, upstreams: upstreams).addRoutes(to: router)
+    let databases = storeService?.databases ?? []
     let metrics = GatewayMetrics()
-    storeService.databases.forEach(metrics.observeCommits(of:))
-    MetricsController(
-        metrics: metrics, listeners: listeners, upstreams: upstreams, databases: storeService.databases
-    ).addRoutes(to: router)
+    databases.forEach(metrics.observeCommits(of:))
+    MetricsController(metrics: metrics, listeners: listeners, upstreams: upstreams, databases: databases)
+        .addRoutes(to: router)
     StatusPageController(
         monitor: monitor, nodeID: nodeID, listeners: listeners, upstreams: upstreams, pairing: pairing
     ).addRoutes(to: router)
     let advertisedListeners = listeners.filter { $0.settings.serviceDiscovery != nil }
-    let discovery =
+    let discovery = nodeID.flatMap { nodeID in
         advertisedListeners.isEmpty ? nil : DiscoveryService(listeners: advertisedListeners, nodeID: nodeID, logger: logger)
+    }
     if let discovery {
         monitor.register(discovery)
     }
@@ -87,9 +122,13 @@ public func buildApplication(
     )
     // The store is listed first so that ServiceLifecycle stops it last: the listeners (and the ops server)
     // stop accepting and drain their sessions before the databases close.
-    application.addServices(storeService)
+    if let storeService {
+        application.addServices(storeService)
+    }
     application.addServices(listeners.map { $0 as any Service })
-    application.addServices(pairing)
+    if let pairing {
+        application.addServices(pairing)
+    }
     // After the listeners, so that shutdown withdraws the services before the listeners stop accepting.
     if let discovery {
         application.addServices(discovery)
@@ -111,3 +150,27 @@ public func buildApplication(
     return application
 }
 
+/// Why the store could not be opened, in one line with the fix.
+struct StoreUnavailable: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Checks the data directory before anything in it is touched, then reads or creates the node ID and opens the
+/// databases.
+private func openStore(
+    configuration: GatewayConfiguration, logger: Logger
+) async -> Result<(NodeID, StoreService), StoreUnavailable> {
+    do {
+        try DataDirectoryCheck.requireWritable(configuration.node.dataDirectory)
+        let nodeID = try NodeID.loadOrCreate(dataDirectory: configuration.node.dataDirectory)
+        logger.info("node ID", metadata: ["id": "\(nodeID)"])
+        return .success((nodeID, try await StoreService(configuration: configuration, logger: logger)))
+    } catch let error as DataDirectoryError {
+        return .failure(StoreUnavailable(description: error.description))
+    } catch {
+        return .failure(
+            StoreUnavailable(
+                description: "the data directory \(configuration.node.dataDirectory) cannot be used: \(error); "
+                    + DataDirectoryCheck.restartAdvice + " once it is fixed"))
+    }
+}

@@ -4,11 +4,12 @@ import Hummingbird
 /// `/pairing` on the ops endpoint: the payloads as JSON, and one of them as a QR image for an admin screen
 /// (`/pairing.png` or `/pairing.svg`, choosing with `?listener=…&database=…`, default the first).
 struct PairingController: Sendable {
-    let pairing: PairingService
+    /// Nil while the store is down: there are no listeners, and perhaps no node ID, to pair with.
+    let pairing: PairingService?
 
     func addRoutes(to router: Router<some RequestContext>) {
         router.get("/pairing") { _, _ in
-            try HealthController.json(await pairing.entries(), status: .ok)
+            try HealthController.json(await pairing?.entries() ?? [], status: .ok)
         }
         router.get("/pairing.png") { request, _ in
             let code = try await qrCode(for: request)
@@ -32,7 +33,7 @@ struct PairingController: Sendable {
     private func qrCode(for request: Request) async throws -> QRCode {
         let listener = request.uri.queryParameters.get("listener")
         let database = request.uri.queryParameters.get("database")
-        let entries = await pairing.entries()
+        let entries = await pairing?.entries() ?? []
         guard
             let entry = entries.first(where: {
                 (listener == nil || $0.listener == listener) && (database == nil || $0.database == database)

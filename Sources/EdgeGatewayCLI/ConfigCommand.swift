@@ -14,7 +14,10 @@ struct ConfigCommand: ParsableCommand {
             abstract: "Validate a configuration file without starting anything.",
             discussion: """
                 Exits 0 when the file and the users files it names are valid, 2 with one error naming the file, key, \
-                line and allowed values when not. A users file that does not exist yet is valid: nobody was added.
+                line and allowed values when not. A users file that does not exist yet at its default place in the \
+                data directory is valid (nobody was added); one named by users_file must exist. `serve` reports the \
+                same missing or unreadable files in /health for the listener or upstream that needs them, and runs \
+                the rest.
                 """
         )
 
@@ -36,7 +39,9 @@ struct ConfigCommand: ParsableCommand {
             for listener in configuration.listeners {
                 guard case .basic(let usersFile) = listener.authentication else { continue }
                 do {
-                    if try UsersFile.readIfPresent(path: usersFile)?.isEmpty ?? true {
+                    if try UsersFile.readForListener(path: usersFile, dataDirectory: configuration.node.dataDirectory)
+                        .isEmpty
+                    {
                         print(
                             "note: listener \"\(listener.name)\" has no users yet (\(usersFile)); it refuses every "
                                 + "client until one is added with `edge-gateway users add NAME`")

@@ -33,12 +33,15 @@ struct ConfigurationOptions: ParsableArguments {
     }
 
     /// Loads and validates the configuration, or prints the one clear error and exits non-zero.
-    func load() throws -> GatewayConfiguration {
+    /// - Parameter unusableFiles: `serve` runs what it can and reports entries whose files it cannot use; the
+    ///   other commands refuse such a configuration.
+    func load(unusableFiles: UnusableFilePolicy = .reject) throws -> GatewayConfiguration {
         do {
             return try ConfigurationLoader.load(
                 file: configurationFile,
                 environment: ProcessInfo.processInfo.environment,
-                overrides: ConfigurationOverrides(dataDirectory: dataDirectory, logLevel: logLevel, opsPort: opsPort)
+                overrides: ConfigurationOverrides(dataDirectory: dataDirectory, logLevel: logLevel, opsPort: opsPort),
+                unusableFiles: unusableFiles
             )
         } catch {
             printError("configuration error: \(error)")

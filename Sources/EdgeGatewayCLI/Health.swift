@@ -31,7 +31,9 @@ struct Health: AsyncParsableCommand {
         if let host, let port {
             target = (host, port)
         } else {
-            let ops = try options.load().ops
+            // Only the ops address is needed: the health check must work (and report) while a file that a listener or
+            // upstream names is missing.
+            let ops = try options.load(unusableFiles: .disableEntry).ops
             let configuredHost = ["0.0.0.0", "::", ""].contains(ops.address) ? "127.0.0.1" : ops.address
             target = (host ?? configuredHost, port ?? ops.port)
         }

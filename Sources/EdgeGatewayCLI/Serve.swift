@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import EdgeConfig
 import EdgeGatewayApp
 import Hummingbird
 import Logging
@@ -13,13 +14,18 @@ struct Serve: AsyncParsableCommand {
             Opens the databases, starts the listeners, the upstream replicators and the ops endpoint \
             (/health, /health/live, /health/ready). On SIGTERM or SIGINT it stops accepting, finishes the \
             writes in flight, closes the databases and exits 0.
+
+            A listener or upstream whose certificate, key, CA or secret file is missing or unreadable, or a data \
+            directory the gateway cannot write, does not stop the node: that part is reported down by /health \
+            with the fix, and the rest serves. It exits non-zero with one error only when the configuration \
+            file itself is invalid (exit 2) or the ops port cannot be bound (exit 1).
             """
     )
 
     @OptionGroup var options: ConfigurationOptions
 
     func run() async throws {
-        let configuration = try options.load()
+        let configuration = try options.load(unusableFiles: .disableEntry)
         LoggingSystem.bootstrap { label in
             LogfmtLogHandler(label: label, level: configuration.node.logLevel)
         }
@@ -36,6 +42,9 @@ struct Serve: AsyncParsableCommand {
         let application: any ApplicationProtocol
         do {
             application = try await buildApplication(configuration: configuration, logger: logger)
+        } catch let error as OpsPortUnavailableError {
+            logger.critical("\(error)")
+            throw ExitCode(1)
         } catch {
             logger.critical("start-up failed: \(error)")
             throw ExitCode(1)
@@ -43,12 +52,10 @@ struct Serve: AsyncParsableCommand {
         do {
             try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            // Listeners report their own ports and keep the node up; what reaches here is the ops endpoint.
+            // Listeners report their own ports and keep the node up; what reaches here is the ops endpoint, taken
+            // after buildApplication checked it.
             let ops = configuration.ops
-            let problem =
-                "ops port \(ops.port) on \(ops.address) is already in use (is another gateway running on this host?): "
-                + "stop it, or set another port with [ops] port or EDGE_GATEWAY_OPS_PORT"
-            logger.critical("\(problem)")
+            logger.critical("\(OpsPortUnavailableError(address: ops.address, port: ops.port, cause: .inUse))")
             throw ExitCode(1)
         }
         logger.info("stopped")

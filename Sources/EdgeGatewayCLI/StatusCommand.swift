@@ -19,7 +19,8 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let configuration = try options.load()
+        // As `serve` reads it: a listener or upstream whose file is missing is reported by the gateway, not refused.
+        let configuration = try options.load(unusableFiles: .disableEntry)
         let ops = configuration.ops
         let host = ["0.0.0.0", "::", ""].contains(ops.address) ? "127.0.0.1" : ops.address
         let answer: HealthProbe.Answer

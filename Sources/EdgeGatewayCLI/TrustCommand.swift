@@ -1,4 +1,5 @@
 import ArgumentParser
+import EdgeConfig
 import EdgeIdentity
 import EdgeGatewayPairingKit
 import EdgePairing
@@ -16,7 +17,8 @@ struct TrustCommand: AsyncParsableCommand {
         @OptionGroup var configuration: ConfigurationOptions
 
         func store() throws -> TrustedPeerStore {
-            TrustedPeerStore(dataDirectory: try configuration.load().node.dataDirectory)
+            // Only the data directory is needed; pinning a peer must not wait for an unrelated file.
+            TrustedPeerStore(dataDirectory: try configuration.load(unusableFiles: .disableEntry).node.dataDirectory)
         }
     }
 

@@ -40,7 +40,15 @@ struct UsersCommand: ParsableCommand {
         var file: String {
             get throws {
                 if let explicitFile { return explicitFile }
-                let loaded = try configuration.load()
+                // A user can be added while an upstream's password file is still missing; a listener left out for
+                // its own files is refused with that problem, since its users_file is not known without it.
+                let loaded = try configuration.load(unusableFiles: .disableEntry)
+                if let blocked = loaded.unavailableEntries.first(where: {
+                    $0.kind == .listener && (listener == nil || $0.name == listener)
+                }) {
+                    printError("configuration error: \(blocked.problem)")
+                    throw ExitCode(2)
+                }
                 let candidates = loaded.listeners.compactMap { listener -> (name: String, file: String)? in
                     guard case .basic(let usersFile) = listener.authentication else { return nil }
                     return (listener.name, usersFile)

@@ -5,8 +5,9 @@ import Synchronization
 /// The users an `auth = "basic"` listener accepts, as last read from its users file.
 ///
 /// The file is read whole and swapped in at once, so a request never sees half of an edit. A file that cannot
-/// be read or does not parse is refused and the users read before stay in force; a missing or empty file means
-/// nobody has been added yet, and the listener refuses everyone until someone is.
+/// be read or does not parse is refused and the users read before stay in force; a missing file at the default
+/// place in the data directory, or an empty file, means nobody has been added yet, and the listener refuses
+/// everyone until someone is. A missing file configured elsewhere is refused like an unreadable one.
 public final class ListenerUsers: Sendable {
     /// How the last read of the file went.
     public enum Condition: Sendable, Equatable {
@@ -28,12 +29,15 @@ public final class ListenerUsers: Sendable {
     public static let noUsersReason = "no users: add one with `edge-gateway users add NAME`"
 
     public let file: String
+    /// Where a users file without `users_file` would be, which decides what a missing file means.
+    let dataDirectory: String
     private let state: Mutex<(users: [ListenerUser], condition: Condition)>
 
     /// Reads `file` for the first time; problems are recorded in `condition`, never thrown, so that the
     /// listener still starts and reports them.
-    public init(file: String) {
+    public init(file: String, dataDirectory: String) {
         self.file = file
+        self.dataDirectory = dataDirectory
         state = Mutex(([], .noUsers))
         _ = reload()
     }
@@ -61,7 +65,9 @@ public final class ListenerUsers: Sendable {
     /// Reads the file again and swaps its users in, or refuses it and keeps the current ones.
     @discardableResult
     public func reload() -> ReloadOutcome {
-        let read: Result<[ListenerUser], any Error> = Result { try UsersFile.readIfPresent(path: file) ?? [] }
+        let read: Result<[ListenerUser], any Error> = Result {
+            try UsersFile.readForListener(path: file, dataDirectory: dataDirectory)
+        }
         return state.withLock { state in
             switch read {
             case .success(let users):

@@ -103,7 +103,7 @@ public struct SyncListener: Service {
         (servedIdentity, tlsConfiguration) = try Self.makeTLSConfiguration(
             settings, environment: environment, logger: logger)
         if case .basic(let usersFile) = settings.authentication {
-            users = ListenerUsers(file: usersFile)
+            users = ListenerUsers(file: usersFile, dataDirectory: environment.dataDirectory)
             passwordVerifications = PasswordVerificationGate(environment.passwordVerificationLimit)
         } else {
             passwordVerifications = nil

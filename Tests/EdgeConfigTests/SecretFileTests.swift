@@ -72,6 +72,68 @@ struct SecretFileTests {
 
     static let quickHashing = PasswordHash.Parameters(logRounds: 4, blockSize: 8, parallelism: 1)
 
+    @Test func unusableFileLeavesOutOnlyItsEntryWhenServing() throws {
+        let directory = try TemporaryDirectory()
+        let toml = upstreamTOML(passwordFile: "missing.password")
+        let strict = try parseError(toml, baseDirectory: directory.path)
+        let configuration = try ConfigurationLoader.parse(
+            toml: toml, source: "test.toml", environment: [:], baseDirectory: directory.path,
+            unusableFiles: .disableEntry)
+        #expect(configuration.listeners.map(\.name) == ["lan"])
+        #expect(configuration.upstreams.isEmpty)
+        #expect(configuration.unavailableEntries == [UnavailableEntry(kind: .upstream, name: "cloud", problem: strict)])
+        #expect(strict.unusableFile == "\(directory.path)/missing.password")
+    }
+
+    @Test func entryLeftOutForItsFileIsStillCheckedForEverythingElse() throws {
+        let directory = try TemporaryDirectory()
+        let toml = upstreamTOML(passwordFile: "missing.password") + "\nheartbeat = \"0s\"\n"
+        let error = try #require(throws: ConfigurationError.self) {
+            try ConfigurationLoader.parse(
+                toml: toml, source: "test.toml", environment: [:], baseDirectory: directory.path,
+                unusableFiles: .disableEntry)
+        }
+        #expect(error.keyPath == "upstream \"cloud\".heartbeat")
+        #expect(error.unusableFile == nil)
+    }
+
+    @Test func environmentOverridesOfALeftOutListenerAreNotUnmatched() throws {
+        let directory = try TemporaryDirectory()
+        let toml = minimalTOML.replacingOccurrences(
+            of: "auth = \"none\"", with: "auth = \"none\"\ntls = \"file\"\ntls_pkcs12 = \"gateway.p12\"")
+        let configuration = try ConfigurationLoader.parse(
+            toml: toml, source: "test.toml", environment: ["EDGE_GATEWAY_LISTENER_LAN_PORT": "5000"],
+            baseDirectory: directory.path, unusableFiles: .disableEntry)
+        #expect(configuration.listeners.isEmpty)
+        #expect(configuration.unavailableEntries.map(\.name) == ["lan"])
+        #expect(configuration.unavailableEntries.first?.problem.keyPath == "listener \"lan\".tls_pkcs12")
+    }
+
+    @Test(.enabled(if: geteuid() != 0, "root reads every file"))
+    func unreadableFileNamesTheUserAndTheFix() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("cloud.password", "pa55word\n")
+        chmod(path, 0)
+        let error = try parseError(upstreamTOML(passwordFile: path))
+        #expect(error.message.hasPrefix("file is not readable by the gateway (uid \(geteuid())): \(path); give it"))
+        #expect(error.unusableFile == path)
+    }
+
+    @Test func listenerUsersFileMissingOnlyMattersAwayFromItsDefaultPlace() throws {
+        let directory = try TemporaryDirectory()
+        let atDefault = directory.path + "/users.toml"
+        #expect(try UsersFile.readForListener(path: atDefault, dataDirectory: directory.path) == [])
+        let elsewhere = directory.path + "/config/users.toml"
+        let error = try #require(throws: ConfigurationError.self) {
+            try UsersFile.readForListener(path: elsewhere, dataDirectory: directory.path)
+        }
+        #expect(error.source == elsewhere)
+        #expect(
+            error.message
+                == "the users file (users_file) does not exist: create it with `edge-gateway users add NAME`, or "
+                + "correct users_file (without it the users file is \(directory.path)/users.toml)")
+    }
+
     /// The configuration names the users file; the running listener reads it (and re-reads it when it changes).
     @Test func usersFileIsNamedAndReadWithHashes() throws {
         let directory = try TemporaryDirectory()

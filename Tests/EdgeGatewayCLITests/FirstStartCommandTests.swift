@@ -131,11 +131,13 @@ struct FirstStartCommandTests {
                 "ops port \(opsPort) on 127.0.0.1 is already in use (is another gateway running on this host?): "
                     + "stop it, or set another port with [ops] port or EDGE_GATEWAY_OPS_PORT") == true,
             "\(clash.standardError)")
+        // Refused before its data directory was created or opened.
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("second").path))
         #expect(gateway.process.isRunning)
     }
 
     @Test(
-        "a data directory owned by another user: one line naming it and the chown that fixes it, nothing touched",
+        "a data directory owned by another user: the node stays up, health names it and the chown, nothing touched",
         .enabled(if: canRunAsAnotherUser, "needs root and /usr/bin/setpriv to run the gateway as another user"))
     func dataDirectoryOfAnotherUser() async throws {
         let directory = try temporaryDirectory()
@@ -146,26 +148,23 @@ struct FirstStartCommandTests {
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         chmod(data.path, 0o755)
         try "keep me\n".write(to: data.appendingPathComponent("node-id"), atomically: true, encoding: .utf8)
+        let before = try Self.snapshot(data)
         let environment = Self.environment(
             dataDirectory: data, opsPort: try freeLoopbackPort(), listenerPort: try freeLoopbackPort())
 
-        let outcome = try await EdgeGatewayBinary.run(
-            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayBinary.url.path, "serve"],
-            environment: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
-        #expect(outcome.status == 1)
-        let critical = outcome.standardError.split(separator: "\n").filter { $0.contains("level=critical") }
-        #expect(critical.count == 1, "\(outcome.standardError)")
-        #expect(
-            critical.first?.contains(
-                "data directory \(data.path) is not writable by the gateway (uid 65534; it has uid 0, mode 755)"
-            ) == true, "\(outcome.standardError)")
-        #expect(critical.first?.contains("chown -R 65534 \(data.path)") == true)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == ["node-id"])
-        #expect(try String(contentsOf: data.appendingPathComponent("node-id"), encoding: .utf8) == "keep me\n")
+        let problem =
+            "data directory \(data.path) is not writable by the gateway (uid 65534; it has uid 0, mode 755); nothing "
+            + "was changed in it. Fix the owner: `chown -R 65534 \(data.path)` on the host"
+        let logs = try await Self.serveAsAnotherUser(environment: environment, expectingHealth: problem)
+        let errors = logs.split(separator: "\n").filter { $0.contains("level=error") || $0.contains("level=critical") }
+        #expect(errors.count == 1, "\(logs)")
+        #expect(errors.first?.contains(problem) == true, "\(logs)")
+        #expect(errors.first?.contains("then restart the gateway") == true)
+        #expect(try Self.snapshot(data) == before)
     }
 
     @Test(
-        "a database file left by another user in a writable data directory: refused before it is opened",
+        "a database file left by another user in a writable data directory: reported before it is opened",
         .enabled(if: canRunAsAnotherUser, "needs root and /usr/bin/setpriv to run the gateway as another user"))
     func databaseOfAnotherUser() async throws {
         let directory = try temporaryDirectory()
@@ -179,20 +178,15 @@ struct FirstStartCommandTests {
         let database = databases.appendingPathComponent("inventory.sqlite3")
         try Data("left by root".utf8).write(to: database)
         chmod(database.path, 0o644)
+        let before = try Self.snapshot(data)
         let environment = Self.environment(
             dataDirectory: data, opsPort: try freeLoopbackPort(), listenerPort: try freeLoopbackPort())
 
-        let outcome = try await EdgeGatewayBinary.run(
-            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayBinary.url.path, "serve"],
-            environment: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
-        #expect(outcome.status == 1)
-        let critical = outcome.standardError.split(separator: "\n").filter { $0.contains("level=critical") }
-        #expect(critical.count == 1, "\(outcome.standardError)")
-        #expect(
-            critical.first?.contains(
-                "\(database.path) in the data directory is not writable by the gateway (uid 65534; it has uid 0, mode 644)")
-                == true, "\(outcome.standardError)")
-        #expect(try Data(contentsOf: database) == Data("left by root".utf8))
+        let problem =
+            "\(database.path) in the data directory is not writable by the gateway (uid 65534; it has uid 0, mode 644)"
+        let logs = try await Self.serveAsAnotherUser(environment: environment, expectingHealth: problem)
+        #expect(logs.split(separator: "\n").filter { $0.contains("level=error") && $0.contains(problem) }.count == 1)
+        #expect(try Self.snapshot(data) == before)
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("node-id").path))
     }
 
@@ -227,13 +221,19 @@ struct FirstStartCommandTests {
                     + "(uid 65534): give it to that user (`chown 65534 \(usersFile)`, mode 600), or write it with "
                     + "`edge-gateway users add` run as that user; nobody can sign in until it is fixed"),
             "\(health)")
+        // The fix the line gives, applied while the gateway runs: the file is re-read, no restart.
+        chown(usersFile, 65534, 65534)
+        let fixed = try await Self.waitForHealth(environment: environment, gateway: gateway) {
+            $0.contains("listener lan: no users: add one")
+        }
+        #expect(!fixed.contains("users file refused"), "\(fixed)")
         kill(gateway.process.processIdentifier, SIGTERM)
         gateway.process.waitUntilExit()
         let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(logs.split(separator: "\n").filter { $0.contains("level=error") && $0.contains(usersFile) }.count == 1)
     }
 
-    @Test("a configuration naming a missing certificate file: one error naming the file and the fix")
+    @Test("a configuration naming a missing certificate file: serve reports the listener down, config check fails")
     func missingCertificateFile() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -247,16 +247,62 @@ struct FirstStartCommandTests {
             dataDirectory: directory.appendingPathComponent("data"), opsPort: try freeLoopbackPort(),
             listenerPort: try freeLoopbackPort()
         ).merging(["EDGE_GATEWAY_CONFIG": file.path]) { $1 }
+        let problem =
+            "listener \"lan\".tls_certificate: file not found: \(directory.path)/tls/gateway.crt; create it, "
+            + "or correct the path"
 
-        let outcome = try await EdgeGatewayBinary.run(["serve"], environment: environment)
-        #expect(outcome.status == 2)
-        let lines = outcome.standardError.split(separator: "\n")
-        #expect(lines.count == 1, "\(outcome.standardError)")
-        #expect(
-            lines.first?.contains(
-                "listener \"lan\".tls_certificate: file not found: \(directory.path)/tls/gateway.crt; create it, "
-                    + "or correct the path") == true, "\(outcome.standardError)")
-        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("data").path))
+        let check = try await EdgeGatewayBinary.run(["config", "check", file.path])
+        #expect(check.status == 2)
+        #expect(check.standardError.contains(problem), "\(check.standardError)")
+
+        let gateway = try EdgeGatewayBinary.start(["serve"], environment: environment)
+        defer { if gateway.process.isRunning { gateway.process.terminate() } }
+        let health = try await Self.waitForHealth(environment: environment, gateway: gateway) {
+            $0.contains("listener lan:")
+        }
+        #expect(health.hasPrefix("unhealthy: HTTP 503, status down"), "\(health)")
+        #expect(health.contains(problem), "\(health)")
+        kill(gateway.process.processIdentifier, SIGTERM)
+        gateway.process.waitUntilExit()
+        #expect(gateway.process.terminationStatus == 0)
+        let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = logs.split(separator: "\n").filter { $0.contains("level=error") || $0.contains("level=critical") }
+        #expect(errors.count == 1, "\(logs)")
+        // logfmt escapes the quotes around the listener's name.
+        #expect(errors.first?.contains(problem.replacingOccurrences(of: "\"", with: "\\\"")) == true, "\(logs)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("tls").path))
+    }
+
+    /// Runs `serve` as uid 65534 until `edge-gateway health` reports `problem` (unhealthy), then stops it with
+    /// SIGTERM; returns its log.
+    static func serveAsAnotherUser(environment: [String: String], expectingHealth problem: String) async throws
+        -> String
+    {
+        let gateway = try EdgeGatewayBinary.start(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayBinary.url.path, "serve"],
+            environment: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
+        defer { if gateway.process.isRunning { gateway.process.terminate() } }
+        let health = try await waitForHealth(environment: environment, gateway: gateway) { $0.contains("store ") }
+        #expect(health.hasPrefix("unhealthy: HTTP 503, status down"), "\(health)")
+        #expect(health.contains("store inventory: \(problem)"), "\(health)")
+        #expect(health.contains("listener lan: not started: the store is down"), "\(health)")
+        kill(gateway.process.processIdentifier, SIGTERM)
+        gateway.process.waitUntilExit()
+        #expect(gateway.process.terminationStatus == 0)
+        return String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// Names, sizes, modification times and contents of everything under `directory`.
+    static func snapshot(_ directory: URL) throws -> [String] {
+        let paths = [""] + (FileManager.default.enumerator(atPath: directory.path)?.compactMap { $0 as? String } ?? [])
+        return paths.sorted().map { relative in
+            let path = directory.appendingPathComponent(relative).path
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return "\(relative): missing" }
+            let contents = (info.st_mode & S_IFMT) == S_IFREG ? FileManager.default.contents(atPath: path) : nil
+            return "\(relative): \(info.st_size) bytes, mtime \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec), "
+                + "contents \(contents.map { $0.base64EncodedString() } ?? "-")"
+        }
     }
 
     /// Runs `edge-gateway health` until its line satisfies `condition` (10 s at most).

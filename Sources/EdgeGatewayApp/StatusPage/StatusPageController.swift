@@ -9,10 +9,11 @@ import SyncListener
 /// Like /health it is unauthenticated and on the ops address, and carries no secret and no document.
 struct StatusPageController: Sendable {
     let monitor: HealthMonitor
-    let nodeID: NodeID
+    /// Nil when the data directory could not be read.
+    let nodeID: NodeID?
     let listeners: [SyncListener]
     let upstreams: [UpstreamService]
-    let pairing: PairingService
+    let pairing: PairingService?
 
     static let livePath = "/status-page/live"
     static let stylesheetPath = "/status-page/style.css"

@@ -45,12 +45,17 @@ extension StatusPageSnapshot {
         """
     }
 
+    private var nodeIDText: HTML {
+        nodeID.map { id -> HTML in "<code>\(id.description)</code>" }
+            ?? "<span class=\"muted\">unknown: the data directory cannot be read</span>"
+    }
+
     private var nodeHeader: HTML {
         """
         <header class="node">
         <div class="title"><h1>\(health.node)</h1>\(Self.badge(health.status.rawValue, figure: "health"))</div>
         <dl class="facts">
-        <div><dt>Node ID</dt><dd><code>\(nodeID.description)</code></dd></div>
+        <div><dt>Node ID</dt><dd>\(nodeIDText)</dd></div>
         <div><dt>Version</dt><dd>\(health.version)</dd></div>
         <div><dt>Up for</dt><dd data-figure="uptime">\(Self.duration(seconds: health.uptimeSeconds))</dd></div>
         <div><dt>Ready</dt><dd>\(health.ready ? "yes" : "starting")</dd></div>
@@ -86,7 +91,9 @@ extension StatusPageSnapshot {
 
     private var listenersSection: HTML {
         guard !listeners.isEmpty else {
-            return "<section><h2>Listeners</h2><p class=\"empty\">No listener is configured.</p></section>"
+            let notStarted = health.components.contains { $0.kind == .listener }
+            let text = notStarted ? "No listener is running: see Health for why." : "No listener is configured."
+            return "<section><h2>Listeners</h2><p class=\"empty\">\(text)</p></section>"
         }
         return """
             <section class="listeners"><h2>Listeners</h2>
@@ -143,7 +150,9 @@ extension StatusPageSnapshot {
 
     private var upstreamsSection: HTML {
         guard !upstreams.isEmpty else {
-            return "<section><h2>Upstreams</h2><p class=\"empty\">No upstream is configured.</p></section>"
+            let notStarted = health.components.contains { $0.kind == .upstream }
+            let text = notStarted ? "No upstream is running: see Health for why." : "No upstream is configured."
+            return "<section><h2>Upstreams</h2><p class=\"empty\">\(text)</p></section>"
         }
         let cards = upstreams.map { upstream -> HTML in
             let progress: HTML =

@@ -21,7 +21,8 @@ struct StatusPageSnapshot: Sendable {
     }
 
     var health: HealthMonitor.Report
-    var nodeID: NodeID
+    /// Nil when the data directory could not be read.
+    var nodeID: NodeID?
     var listeners: [Listener]
     var upstreams: [StatusController.UpstreamReport]
     var pairing: [PairingService.Entry]
@@ -33,8 +34,8 @@ struct StatusPageSnapshot: Sendable {
 extension StatusPageSnapshot {
     /// Reads the current state; cheap enough for a page polled every few seconds.
     static func take(
-        monitor: HealthMonitor, nodeID: NodeID, listeners: [SyncListener], upstreams: [UpstreamService],
-        pairing: PairingService
+        monitor: HealthMonitor, nodeID: NodeID?, listeners: [SyncListener], upstreams: [UpstreamService],
+        pairing: PairingService?
     ) async -> StatusPageSnapshot {
         var listenerViews: [Listener] = []
         for listener in listeners {
@@ -63,7 +64,7 @@ extension StatusPageSnapshot {
             nodeID: nodeID,
             listeners: listenerViews,
             upstreams: upstreamReports,
-            pairing: await pairing.entries(),
+            pairing: await pairing?.entries() ?? [],
             listenersWithoutTLS: listeners.filter { $0.identity == nil }.map(\.settings.name),
             takenAt: Date())
     }

@@ -180,6 +180,16 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")]
         ),
 
+        // WebSocket pings from our side, and the close of a connection whose peer stopped answering them.
+        .target(
+            name: "WebSocketHeartbeat",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
+
         // Client WebSocket connections to upstreams: the upgrade with our subprotocols and credentials, TLS under
         // a server trust policy (CA, self-signed-only, pinned), refusals classified as transient or permanent.
         .target(
@@ -188,6 +198,7 @@ let package = Package(
                 "ConnectionFailure",
                 "EdgeIdentity",
                 "FlushCoalescing",
+                "WebSocketHeartbeat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -222,6 +233,7 @@ let package = Package(
             dependencies: [
                 "EdgeReplication",
                 "FlushCoalescing",
+                "WebSocketHeartbeat",
                 "EdgeCredentials",
                 "EdgeIdentity",
                 "EdgeConfig",

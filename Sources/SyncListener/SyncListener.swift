@@ -185,6 +185,7 @@ public struct SyncListener: Service {
                 responder: responder,
                 maxFrameSize: Self.maxWebSocketFrameSize,
                 idleTimeout: listener.settings.idleTimeout,
+                heartbeat: listener.settings.heartbeat,
                 judge: { path, headers, channel in
                     await listener.judgeUpgrade(path: path, headers: headers, channel: channel)
                 },

@@ -374,6 +374,13 @@ let package = Package(
             dependencies: ["EdgeStore"]
         ),
 
+        // A lossy, slow, reordering link between two network interfaces in user space, for the bad-network
+        // reliability tests on kernels without sch_netem.
+        .executableTarget(
+            name: "LinkEmulator",
+            path: "Tests/LinkEmulator"
+        ),
+
         // Helpers shared by several test targets: an independent QR reader and loopback ports.
         .target(
             name: "EdgeGatewayTestSupport",
@@ -544,6 +551,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "EdgeGatewayCLI",
+                "LinkEmulator",
                 "EdgeGatewayTestSupport",
                 "EdgeReplication",
                 "EdgeStore",

@@ -92,7 +92,8 @@ extension ListenerSettings {
         guard heartbeat >= minimumHeartbeat else {
             throw table.error(
                 at: "heartbeat",
-                "must be at least \(minimumHeartbeat.configurationText), or \"off\"; got \(heartbeat.configurationText)")
+                "must be at least \(minimumHeartbeat.configurationText), or \"off\"; "
+                    + "got \(heartbeat.configurationText)")
         }
         return heartbeat
     }

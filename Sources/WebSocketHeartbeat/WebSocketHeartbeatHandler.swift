@@ -57,7 +57,9 @@ public final class WebSocketHeartbeatHandler: ChannelDuplexHandler, RemovableCha
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        if frame.opcode == .pong, let expected = unansweredPing, Array(frame.unmaskedData.readableBytesView) == expected {
+        if frame.opcode == .pong, let expected = unansweredPing,
+            Array(frame.unmaskedData.readableBytesView) == expected
+        {
             unansweredPing = nil
         }
         context.fireChannelRead(data)

@@ -118,17 +118,25 @@ final class BadNetworkLab {
             try check(
                 runExternalTool(
                     "ip",
-                    ["link", "add", node.interface, "netns", node.namespace, "type", "veth", "peer", "name", end, "netns", link]),
+                    [
+                        "link", "add", node.interface, "netns", node.namespace, "type", "veth", "peer", "name", end,
+                        "netns", link,
+                    ]),
                 "ip link add veth for \(node.namespace)")
             try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", "lo", "up"]), "lo up")
             try check(
-                runExternalTool("ip", ["-n", node.namespace, "addr", "add", "\(node.address)/24", "dev", node.interface]),
+                runExternalTool(
+                    "ip", ["-n", node.namespace, "addr", "add", "\(node.address)/24", "dev", node.interface]),
                 "addr add")
             // The emulator passes frames on as a packet socket reads them, before the kernel would fill in
             // offloaded checksums or split offloaded segments.
             try check(
                 runExternalTool(
-                    "ip", ["netns", "exec", node.namespace, "ethtool", "-K", node.interface, "tx", "off", "tso", "off", "gso", "off"]),
+                    "ip",
+                    [
+                        "netns", "exec", node.namespace, "ethtool", "-K", node.interface, "tx", "off", "tso", "off",
+                        "gso", "off",
+                    ]),
                 "ethtool -K \(node.interface)")
             try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", node.interface, "up"]), "veth up")
             // Frames for the other side's address are not for R's own interfaces: they must not be filtered out.
@@ -227,7 +235,8 @@ enum NamespacedHTTP {
             }
         }
         guard connected == 0 else {
-            throw ReliabilityFailure("connect to 127.0.0.1:\(port) in \(namespace): \(String(cString: strerror(errno)))")
+            throw ReliabilityFailure(
+                "connect to 127.0.0.1:\(port) in \(namespace): \(String(cString: strerror(errno)))")
         }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
         guard write(socketDescriptor, request, request.count) == request.count else {

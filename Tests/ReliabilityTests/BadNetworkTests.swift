@@ -100,7 +100,8 @@ struct BadNetworkTests {
             guard let onEdge, let onHub, onEdge.revID == onHub.revID,
                 onEdge.revID.generation == UInt32(updatesPerDocument)
             else {
-                return "\(docID): edge \(onEdge?.revID.description ?? "missing"), hub \(onHub?.revID.description ?? "missing")"
+                let edgeRevision = onEdge?.revID.description ?? "missing"
+                return "\(docID): edge \(edgeRevision), hub \(onHub?.revID.description ?? "missing")"
             }
         }
         return nil
@@ -165,8 +166,10 @@ struct BadNetworkTests {
         let documentsPerSide = Self.updates / 2 / Self.updatesPerDocument
         let traffic = Duration.seconds(Self.trafficSeconds)
         let started = ContinuousClock.now
-        async let edgeIDs = Self.writeUpdates(pair.edgeDatabase, prefix: "edge", documents: documentsPerSide, over: traffic)
-        async let hubIDs = Self.writeUpdates(pair.hubDatabase, prefix: "hub", documents: documentsPerSide, over: traffic)
+        async let edgeIDs = Self.writeUpdates(
+            pair.edgeDatabase, prefix: "edge", documents: documentsPerSide, over: traffic)
+        async let hubIDs = Self.writeUpdates(
+            pair.hubDatabase, prefix: "hub", documents: documentsPerSide, over: traffic)
         let docIDs = try await edgeIDs + hubIDs
         let written = ContinuousClock.now - started
         let convergence = try await Self.awaitConvergence(pair, docIDs, timeout: Self.convergenceTimeout)
@@ -246,7 +249,10 @@ struct BadNetworkTests {
         let edgeHeartbeatLines = Self.logLines(pair.edge, containing: "did not answer a ping")
         #expect(!hubHeartbeatLines.isEmpty, "the hub's log does not say why the connection was closed")
         #expect(!edgeHeartbeatLines.isEmpty, "the edge's log does not say why the connection was closed")
-        let retries = Self.logLines(pair.edge, containing: "upstream replication failed; retrying")
+        let retries = Self.logLines(pair.edge, containing: "upstream replication failed; retrying").map { line in
+            line.split(separator: " ").filter { $0.hasPrefix("attempt=") || $0.hasPrefix("retryIn=") }
+                .joined(separator: " ")
+        }
         #expect(!retries.isEmpty, "the upstream did not back off")
 
         let docIDs = try await edgeWriter.value + hubWriter.value
@@ -257,8 +263,7 @@ struct BadNetworkTests {
             "link cut at \(cutDate) for \(Self.cutSeconds) s, heartbeat \(heartbeat): listener dropped the dead "
                 + "connection after \(listenerSeen), upstream offline after \(upstreamSeen); upstream states during "
                 + "the cut: \(upstreamStates.joined(separator: " → ")); retries: "
-                + retries.map { line in line.split(separator: " ").filter { $0.hasPrefix("attempt=") || $0.hasPrefix("retryIn=") }.joined(separator: " ") }
-                .joined(separator: "; ")
+                + retries.joined(separator: "; ")
                 + "; converged \(convergence) after the last write, \(healed) after the link came back; "
                 + "\(Self.updates) updates on \(docIDs.count) documents")
         print("hub: \(hubHeartbeatLines.joined(separator: "\n"))\nedge: \(edgeHeartbeatLines.joined(separator: "\n"))")

@@ -80,7 +80,9 @@ struct GatewayProcess {
         if let network {
             // `ip netns exec` execs the command: the process held is the gateway itself, as signals need.
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["ip", "netns", "exec", network.namespace, Self.binary.path, "serve", "--config", configPath]
+            process.arguments = [
+                "ip", "netns", "exec", network.namespace, Self.binary.path, "serve", "--config", configPath,
+            ]
         } else {
             process.executableURL = Self.binary
             process.arguments = ["serve", "--config", configPath]

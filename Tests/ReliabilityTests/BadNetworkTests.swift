@@ -254,6 +254,9 @@ struct BadNetworkTests {
                 .joined(separator: " ")
         }
         #expect(!retries.isEmpty, "the upstream did not back off")
+        // Offline from the moment it noticed until the link came back: failed reconnections do not read as "up".
+        let sinceOffline = upstreamStates.drop { $0 != "degraded/offline" }
+        #expect(!sinceOffline.contains { $0.hasPrefix("up/") }, "health during the cut: \(upstreamStates)")
 
         let docIDs = try await edgeWriter.value + hubWriter.value
         let convergence = try await Self.awaitConvergence(pair, docIDs, timeout: Self.convergenceTimeout)
@@ -267,5 +270,19 @@ struct BadNetworkTests {
                 + "; converged \(convergence) after the last write, \(healed) after the link came back; "
                 + "\(Self.updates) updates on \(docIDs.count) documents")
         print("hub: \(hubHeartbeatLines.joined(separator: "\n"))\nedge: \(edgeHeartbeatLines.joined(separator: "\n"))")
+
+        // A second outage after a connection that synced: the back-off starts over at the first attempt.
+        let retriesBefore = Self.logLines(pair.edge, containing: "upstream replication failed; retrying").count
+        try lab.cut()
+        try await DiskFullTests.eventually("the second outage to be noticed", timeout: heartbeat * 2 + .seconds(10)) {
+            Self.logLines(pair.edge, containing: "upstream replication failed; retrying").count > retriesBefore
+        }
+        try lab.restore()
+        let firstRetry = Self.logLines(pair.edge, containing: "upstream replication failed; retrying")[retriesBefore]
+        #expect(firstRetry.contains(" attempt=1 "), "\(firstRetry)")
+        try await DiskFullTests.eventually("the upstream to be up again", timeout: .seconds(60)) {
+            let upstream = try await Self.components(pair.edge, kind: "upstream").first
+            return upstream?["status"] as? String == "up"
+        }
     }
 }

@@ -183,6 +183,16 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")]
         ),
 
+        // WebSocket pings from our side, and the close of a connection whose peer stopped answering them.
+        .target(
+            name: "WebSocketHeartbeat",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
+
         // Client WebSocket connections to upstreams: the upgrade with our subprotocols and credentials, TLS under
         // a server trust policy (CA, self-signed-only, pinned), refusals classified as transient or permanent.
         .target(
@@ -191,6 +201,7 @@ let package = Package(
                 "ConnectionFailure",
                 "EdgeIdentity",
                 "FlushCoalescing",
+                "WebSocketHeartbeat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -225,6 +236,7 @@ let package = Package(
             dependencies: [
                 "EdgeReplication",
                 "FlushCoalescing",
+                "WebSocketHeartbeat",
                 "EdgeCredentials",
                 "EdgeIdentity",
                 "EdgeConfig",
@@ -365,6 +377,13 @@ let package = Package(
         .executableTarget(
             name: "StoreCrashProbe",
             dependencies: ["EdgeStore"]
+        ),
+
+        // A lossy, slow, reordering link between two network interfaces in user space, for the bad-network
+        // reliability tests on kernels without sch_netem.
+        .executableTarget(
+            name: "LinkEmulator",
+            path: "Tests/LinkEmulator"
         ),
 
         // Helpers shared by several test targets: an independent QR reader and loopback ports.
@@ -537,6 +556,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "EdgeGatewayCLI",
+                "LinkEmulator",
                 "EdgeGatewayTestSupport",
                 "EdgeReplication",
                 "EdgeStore",

@@ -5,7 +5,7 @@ extension ListenerSettings {
         "name", "interface", "port", "tls", "tls_certificate", "tls_key", "tls_pkcs12",
         "tls_pkcs12_password_file",
         "auth", "users_file", "client_ca_certificates", "databases", "delta_sync",
-        "max_connections", "max_message_size", "idle_timeout", "dns_sd",
+        "max_connections", "max_message_size", "idle_timeout", "heartbeat", "dns_sd",
         "dns_sd_type", "dns_sd_name", "rest_api", "rest_max_body_size",
     ]
 
@@ -48,6 +48,7 @@ extension ListenerSettings {
             maxMessageSize: try table.byteCount("max_message_size", in: Self.messageSizeRange)
                 ?? Self.defaultMaxMessageSize,
             idleTimeout: try Self.decodeIdleTimeout(table),
+            heartbeat: try Self.decodeHeartbeat(table),
             restAPI: restAPI,
             restMaxBodySize: try table.byteCount("rest_max_body_size", in: Self.restBodySizeRange)
                 ?? Self.defaultRESTMaxBodySize
@@ -77,6 +78,24 @@ extension ListenerSettings {
             )
         }
         return timeout
+    }
+
+    /// Below a second, pings would be a noticeable share of a slow link's traffic and a congested moment
+    /// would drop healthy clients.
+    static let minimumHeartbeat = Duration.seconds(1)
+
+    private static func decodeHeartbeat(_ table: SettingsTable) throws -> Duration? {
+        let heartbeat = try table.durationOrOff("heartbeat") ?? defaultHeartbeat
+        guard heartbeat != .zero else {
+            return nil
+        }
+        guard heartbeat >= minimumHeartbeat else {
+            throw table.error(
+                at: "heartbeat",
+                "must be at least \(minimumHeartbeat.configurationText), or \"off\"; "
+                    + "got \(heartbeat.configurationText)")
+        }
+        return heartbeat
     }
 
     private static func decodeTLS(_ table: SettingsTable) throws -> ListenerTLS {

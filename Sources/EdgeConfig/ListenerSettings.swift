@@ -24,6 +24,9 @@ public struct ListenerSettings: Sendable, Equatable {
     public var maxMessageSize: Int
     /// Connections on which nothing arrives (no data, no ping) for this long are closed; `nil` never closes them.
     public var idleTimeout: Duration?
+    /// Interval of the WebSocket pings sent to replication clients; a client that has not answered one when the
+    /// next is due is disconnected, so a device that vanished is noticed within two heartbeats. `nil` sends none.
+    public var heartbeat: Duration?
     /// What the document REST API on the listener's port may do (`rest_api`).
     public var restAPI: RESTAPIAccess
     /// The largest REST request body in bytes (`rest_max_body_size`); bigger ones get 413 and change nothing.
@@ -33,6 +36,8 @@ public struct ListenerSettings: Sendable, Equatable {
     public static let defaultMaxMessageSize = 64 << 20
     /// Three of Couchbase Lite's default 300 s heartbeats, so a live client is never taken for an idle one.
     public static let defaultIdleTimeout = Duration.seconds(15 * 60)
+    /// Couchbase Lite's own heartbeat: a vanished device is dropped within 10 minutes, before the idle timeout.
+    public static let defaultHeartbeat = Duration.seconds(300)
     /// The users file of an `auth = "basic"` listener without `users_file`, in the data directory: it holds
     /// state the gateway's own commands write, so it lives on the data volume, not beside read-only config.
     public static let defaultUsersFileName = "users.toml"
@@ -51,6 +56,7 @@ public struct ListenerSettings: Sendable, Equatable {
         serviceDiscovery: ServiceDiscoverySettings?,
         maxMessageSize: Int = ListenerSettings.defaultMaxMessageSize,
         idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout,
+        heartbeat: Duration? = ListenerSettings.defaultHeartbeat,
         restAPI: RESTAPIAccess? = nil,
         restMaxBodySize: Int = ListenerSettings.defaultRESTMaxBodySize
     ) {
@@ -65,6 +71,7 @@ public struct ListenerSettings: Sendable, Equatable {
         self.serviceDiscovery = serviceDiscovery
         self.maxMessageSize = maxMessageSize
         self.idleTimeout = idleTimeout
+        self.heartbeat = heartbeat
         self.restAPI = restAPI ?? .defaultAccess(for: authentication)
         self.restMaxBodySize = restMaxBodySize
     }

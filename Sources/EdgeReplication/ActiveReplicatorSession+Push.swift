@@ -10,6 +10,10 @@ extension ActiveReplicatorSession {
     struct Proposal {
         var change: Change
         var remoteRevision: WireRevisionID?
+        /// Whether the upstream named `remoteRevision` as its current one (in a 409), rather than it being our
+        /// guess (the local parent). An upstream that lacks the document accepts a proposal whatever revision
+        /// it names (spec §3.6, rule 2), so only a named revision is sure to be in its tree.
+        var remoteRevisionIsKnown = false
     }
 
     /// Pushes every change after the checkpoint's `local`; continuous mode then follows new ones.
@@ -47,7 +51,7 @@ extension ActiveReplicatorSession {
         var retries: [Proposal] = []
         for (proposal, current) in conflicts {
             if let current, try await isAncestor(current, of: proposal.change) {
-                retries.append(Proposal(change: proposal.change, remoteRevision: current))
+                retries.append(Proposal(change: proposal.change, remoteRevision: current, remoteRevisionIsKnown: true))
             } else {
                 logger.info(
                     "the upstream has a conflicting revision",
@@ -75,7 +79,10 @@ extension ActiveReplicatorSession {
                     window.map { proposal in
                         OutgoingRevisionRequest(
                             docID: proposal.change.docID, revID: proposal.change.revID,
-                            knownRevIDs: Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? []),
+                            // Cut at a guessed revision, the history would leave an upstream that never had
+                            // the document without its older revisions; it gets them all, up to maxHistory.
+                            knownRevIDs: proposal.remoteRevisionIsKnown
+                                ? Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? []) : [],
                             maxHistory: maxHistory)
                     },
                     in: self.collection)

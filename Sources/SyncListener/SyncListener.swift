@@ -201,6 +201,7 @@ public struct SyncListener: Service {
                 maxFrameSize: Self.maxWebSocketFrameSize,
                 idleTimeout: listener.settings.idleTimeout,
                 handshakeTimeout: listener.environment.handshakeTimeout,
+                heartbeat: listener.settings.heartbeat,
                 judge: { path, headers, channel in
                     await listener.judgeUpgrade(path: path, headers: headers, channel: channel)
                 },

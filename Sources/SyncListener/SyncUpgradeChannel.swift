@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import NIOWebSocket
+import WebSocketHeartbeat
 
 /// The listener's server child channel: HTTP/1.1 with a WebSocket upgrade whose refusals carry their own status.
 ///
@@ -55,6 +56,9 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     /// Connections that have not finished their TLS handshake and sent a whole first request head by then are
     /// closed (`HandshakeDeadline`).
     let handshakeTimeout: Duration?
+    /// Interval of the pings sent to replication clients; a client that has not answered one when the next is
+    /// due is disconnected. `nil` sends none.
+    let heartbeat: Duration?
     let judge: Judge
     let serve: Serve
 
@@ -90,6 +94,11 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         }
                         if let closer = try? channel.pipeline.syncOperations.handler(type: IdleConnectionCloser.self) {
                             closer.speaksWebSocket = true
+                        }
+                        if let heartbeat {
+                            try channel.pipeline.syncOperations.addHandler(
+                                WebSocketHeartbeatHandler(
+                                    interval: TimeAmount(heartbeat), role: .server, logger: logger))
                         }
                         try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler())
                         let webSocket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(

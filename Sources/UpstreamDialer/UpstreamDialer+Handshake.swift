@@ -8,6 +8,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
+import WebSocketHeartbeat
 
 extension UpstreamDialer {
     enum UpgradeOutcome: Sendable {
@@ -74,6 +75,10 @@ extension UpstreamDialer {
             maxFrameSize: options.maxFrameSize,
             upgradePipelineHandler: { channel, response in
                 channel.eventLoop.makeCompletedFuture {
+                    if let heartbeat = options.heartbeat {
+                        try channel.pipeline.syncOperations.addHandler(
+                            WebSocketHeartbeatHandler(interval: TimeAmount(heartbeat), role: .client, logger: logger))
+                    }
                     try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler())
                     return .upgraded(
                         try NIOAsyncChannel(wrappingChannelSynchronously: channel),

@@ -96,7 +96,8 @@ public struct UpstreamDialer: Sendable {
             type: .client,
             configuration: .init(
                 extensions: [],
-                autoPing: options.heartbeat.map { .enabled(timePeriod: $0) } ?? .disabled,
+                // The heartbeat is WebSocketHeartbeatHandler's, below this writer: see there why.
+                autoPing: .disabled,
                 validateUTF8: false,
                 maxFrameSize: options.maxFrameSize
             ),

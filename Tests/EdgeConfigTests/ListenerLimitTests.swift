@@ -2,7 +2,7 @@ import Testing
 
 @testable import EdgeConfig
 
-@Suite("Listener limits: message size and idle timeout")
+@Suite("Listener limits: message size, idle timeout and heartbeat")
 struct ListenerLimitTests {
     private func listener(_ extraKeys: String) -> String {
         minimalTOML.replacingOccurrences(of: "auth = \"none\"", with: "auth = \"none\"\n" + extraKeys)
@@ -12,6 +12,7 @@ struct ListenerLimitTests {
         let settings = try #require(try parse(minimalTOML).listeners.first)
         #expect(settings.maxMessageSize == 64 << 20)
         #expect(settings.idleTimeout == .seconds(900))
+        #expect(settings.heartbeat == .seconds(300))
     }
 
     @Test(arguments: [
@@ -59,6 +60,31 @@ struct ListenerLimitTests {
     @Test func idleTimeoutNotADuration() throws {
         let error = try parseError(listener("idle_timeout = \"never\""))
         #expect(error.keyPath == "listener \"lan\".idle_timeout")
+        #expect(error.message.hasPrefix("must be a duration"))
+    }
+
+    @Test(arguments: [
+        ("heartbeat = \"30s\"", Duration.seconds(30)),
+        ("heartbeat = 2", .seconds(2)),
+        ("heartbeat = \"1s\"", .seconds(1)),
+        ("heartbeat = \"off\"", nil),
+        ("heartbeat = 0", nil),
+    ] as [(String, Duration?)])
+    func heartbeats(line: String, heartbeat: Duration?) throws {
+        #expect(try parse(listener(line)).listeners.first?.heartbeat == heartbeat)
+    }
+
+    @Test func heartbeatBelowASecond() throws {
+        let error = try parseError(listener("heartbeat = \"500ms\""))
+        #expect(error.line == 7)
+        #expect(error.keyPath == "listener \"lan\".heartbeat")
+        #expect(error.message == "must be at least 1s, or \"off\"; got 500ms")
+    }
+
+    @Test(arguments: ["\"often\"", "-5", "true"])
+    func heartbeatNotADuration(value: String) throws {
+        let error = try parseError(listener("heartbeat = \(value)"))
+        #expect(error.keyPath == "listener \"lan\".heartbeat")
         #expect(error.message.hasPrefix("must be a duration"))
     }
 }

@@ -80,6 +80,26 @@ struct ActiveReplicatorTests {
         }
     }
 
+    @Test("a document edited several times before its first push arrives with its whole history")
+    func firstPushCarriesWholeHistory() async throws {
+        try await TestGateway.run { gateway in
+            try await LocalDatabase.run { local in
+                var revision = try await local.database.save("doc", body: Data(#"{"n":1}"#.utf8), parentRevID: nil).revID
+                for n in 2...4 {
+                    revision = try await local.database.save("doc", body: Data(#"{"n":\#(n)}"#.utf8), parentRevID: revision).revID
+                }
+                let status = try await local.replicate(with: gateway, .push)
+                #expect(status.lastError == nil)
+                // The upstream lacked the document, so it took the proposal whatever parent it named; a history
+                // cut at that guessed parent used to leave it with 4 → 3 and no 2 or 1.
+                let localHistory = try await local.database.revisionHistory("doc", revID: revision)
+                let remoteHistory = try await gateway.database.revisionHistory("doc", revID: revision)
+                #expect(localHistory.count == 3)
+                #expect(remoteHistory == localHistory)
+            }
+        }
+    }
+
     @Test("a one-shot pull stores the upstream's documents with their revision IDs")
     func oneShotPull() async throws {
         try await TestGateway.run { gateway in

@@ -44,12 +44,13 @@ struct TestGateway {
         maxConnections: Int = 16,
         maxMessageSize: Int = ListenerSettings.defaultMaxMessageSize,
         idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout,
+        heartbeat: Duration? = ListenerSettings.defaultHeartbeat,
         port: Int = 0
     ) -> ListenerSettings {
         ListenerSettings(
             name: "test", interface: "127.0.0.1", port: port, tls: tls, authentication: authentication,
             databases: [databaseName], deltaSync: deltaSync, maxConnections: maxConnections, serviceDiscovery: nil,
-            maxMessageSize: maxMessageSize, idleTimeout: idleTimeout)
+            maxMessageSize: maxMessageSize, idleTimeout: idleTimeout, heartbeat: heartbeat)
     }
 
     /// Runs `body` while a listener with `settings` serves a fresh store (or the one in `dataDirectory`).

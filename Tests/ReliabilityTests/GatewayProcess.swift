@@ -5,18 +5,27 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One `edge-gateway serve` child process with a plain loopback listener for the `inventory` database. Its output
-/// goes to a log file, not a pipe: a long run logs more than a pipe holds, and a full pipe would stall the gateway.
+/// One `edge-gateway serve` child process with a plain listener for the `inventory` database, on loopback or, with
+/// `namespace`, on an address of that network namespace (the process runs there; its ops endpoint is on the
+/// namespace's own loopback). Its output goes to a log file, not a pipe: a long run logs more than a pipe holds,
+/// and a full pipe would stall the gateway.
 struct GatewayProcess {
+    /// A network namespace to run in, and the address of it that the listener binds.
+    struct Network {
+        var namespace: String
+        var address: String
+    }
+
     let directory: URL
     let listenerPort: Int
     let opsPort: Int
     let dataDirectory: URL
+    let network: Network?
     private(set) var process: Process?
 
     var configPath: String { directory.appendingPathComponent("gateway.toml").path }
     var logPath: String { directory.appendingPathComponent("gateway.log").path }
-    var url: String { "ws://127.0.0.1:\(listenerPort)/inventory" }
+    var url: String { "ws://\(network?.address ?? "127.0.0.1"):\(listenerPort)/inventory" }
 
     static var binary: URL {
         // `swift test` runs the test bundle from the products directory, where the executable is built too.
@@ -26,12 +35,17 @@ struct GatewayProcess {
 
     /// - Parameter dataDirectory: where the stores go, `data` under `directory` by default; the log and the
     ///   configuration stay in `directory`.
-    init(directory: URL, dataDirectory: URL? = nil, extraConfiguration: String = "") throws {
+    init(
+        directory: URL, dataDirectory: URL? = nil, network: Network? = nil, listenerSettings: String = "",
+        extraConfiguration: String = ""
+    ) throws {
         self.directory = directory
         self.dataDirectory = dataDirectory ?? directory.appendingPathComponent("data")
+        self.network = network
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        listenerPort = try freeLoopbackPort()
-        opsPort = try freeLoopbackPort()
+        // A namespace of the test's own has every port free.
+        listenerPort = network == nil ? try freeLoopbackPort() : 4984
+        opsPort = network == nil ? try freeLoopbackPort() : 4985
         try """
         [node]
         name = "reliability"
@@ -46,11 +60,12 @@ struct GatewayProcess {
 
         [[listener]]
         name = "lan"
-        interface = "127.0.0.1"
+        interface = "\(network?.address ?? "127.0.0.1")"
         port = \(listenerPort)
         tls = "off"
         auth = "none"
         databases = ["inventory"]
+        \(listenerSettings)
 
         \(extraConfiguration)
         """.write(toFile: configPath, atomically: true, encoding: .utf8)
@@ -62,8 +77,16 @@ struct GatewayProcess {
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         _ = try log.seekToEnd()
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--config", configPath]
+        if let network {
+            // `ip netns exec` execs the command: the process held is the gateway itself, as signals need.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "ip", "netns", "exec", network.namespace, Self.binary.path, "serve", "--config", configPath,
+            ]
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = ["serve", "--config", configPath]
+        }
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
         process.standardOutput = log
         process.standardError = log
@@ -105,6 +128,9 @@ struct GatewayProcess {
 
     /// GET /health as JSON text.
     func health() async throws -> String {
+        if let network {
+            return try await NamespacedHTTP.get(namespace: network.namespace, port: opsPort, path: "/health").body
+        }
         let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(opsPort)/health")!)
         return String(decoding: body, as: UTF8.self)
     }

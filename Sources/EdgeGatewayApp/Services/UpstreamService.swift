@@ -14,6 +14,8 @@ final class UpstreamService: Service, HealthReporting {
         case starting
         case running
         case waitingToRetry(attempt: Int, error: String)
+        /// Trying again after `attempt` failures: offline until the new connection syncs.
+        case reconnecting(attempt: Int, error: String)
         case finished
         case failed(String)
     }
@@ -113,8 +115,10 @@ final class UpstreamService: Service, HealthReporting {
 
     private func replicateWithRetries() async {
         var attempt = 0
+        var lastError = ""
         while !Task.isCancelled {
-            state.withLock { $0 = .running }
+            state.withLock { $0 = attempt == 0 ? .running : .reconnecting(attempt: attempt, error: lastError) }
+            let syncedBefore = await replicator.status().lastSuccess
             do {
                 try await replicator.run()
                 state.withLock { $0 = .finished }
@@ -122,7 +126,13 @@ final class UpstreamService: Service, HealthReporting {
                 return
             } catch {
                 if Task.isCancelled { return }
+                // A run that synced before it failed was a working connection: the back-off starts over, as
+                // Couchbase Lite's does, rather than growing with every outage since start.
+                if let synced = await replicator.status().lastSuccess, synced != syncedBefore {
+                    attempt = 0
+                }
                 attempt += 1
+                lastError = "\(error)"
                 let retryPolicy = UpstreamRetryPolicy(settings: settings)
                 guard retryPolicy.isTransient(error), retryPolicy.allowsAttempt(attempt + 1) else {
                     state.withLock { $0 = .failed("\(error)") }
@@ -152,13 +162,18 @@ final class UpstreamService: Service, HealthReporting {
             "lastSuccess": status.lastSuccess.map { .string($0.formatted(.iso8601)) } ?? .none,
             "lastError": status.lastError.map { .string($0) } ?? .none,
         ]
+        let connected = status.activity == .idle || status.activity == .busy
         var (health, reason): (HealthStatus, String?) =
             switch state.withLock({ $0 }) {
             case .starting, .running, .finished: (.up, nil)
-            case .waitingToRetry(let attempt, let error): (.degraded, "retrying after attempt \(attempt): \(error)")
+            case .reconnecting where connected: (.up, nil)
+            case .waitingToRetry(let attempt, let error), .reconnecting(let attempt, let error):
+                (.degraded, "retrying after attempt \(attempt): \(error)")
             case .failed(let error): (.down, "stopped: \(error)")
             }
-        if case .waitingToRetry = state.withLock({ $0 }) {
+        // Between attempts, and while an attempt has not connected yet, the upstream is unreachable: not "up"
+        // and "connecting" every few seconds through an outage.
+        if health == .degraded, reason?.hasPrefix("retrying") == true {
             details["activity"] = "offline"
         }
         if health == .up, let problem = trustProblem.withLock({ $0 }) {

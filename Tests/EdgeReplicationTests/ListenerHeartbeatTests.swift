@@ -1,0 +1,68 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import ReplicationProtocol
+import SyncListener
+import Testing
+import UpstreamDialer
+
+/// The listener pings its clients every `heartbeat`: one that does not answer is dropped within two heartbeats
+/// and frees its slot; one that answers (as Couchbase Lite does) stays as long as it likes.
+@Suite("The sync listener's heartbeat")
+struct ListenerHeartbeatTests {
+    static let heartbeat = Duration.seconds(1)
+
+    @Test("a client that never answers the pings is closed within two heartbeats, and its slot is freed")
+    func unansweringClientIsClosed() async throws {
+        let settings = TestGateway.settings(idleTimeout: nil, heartbeat: Self.heartbeat)
+        try await TestGateway.run(settings: settings) { gateway in
+            // A raw socket: it upgrades, then only reads, so nothing answers the pings.
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: gateway.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            let request =
+                "GET /\(TestGateway.databaseName)/_blipsync HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+                + "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                + "Sec-WebSocket-Protocol: BLIP_3+CBMobile_3\r\n\r\n"
+            let (upgradedAt, closedAt, received) = try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: request))
+                var received: [UInt8] = []
+                var upgradedAt: ContinuousClock.Instant?
+                for try await chunk in inbound {
+                    received += chunk.readableBytesView
+                    if upgradedAt == nil, let head = String(bytes: received, encoding: .isoLatin1),
+                        let end = head.range(of: "\r\n\r\n")
+                    {
+                        #expect(head.hasPrefix("HTTP/1.1 101"))
+                        upgradedAt = .now
+                        received = Array(head[end.upperBound...].unicodeScalars.map { UInt8($0.value) })
+                    }
+                }
+                return (upgradedAt, ContinuousClock.now, received)
+            }
+            let upgraded = try #require(upgradedAt)
+            let open = closedAt - upgraded
+            // The first ping goes out after one heartbeat; unanswered when the second is due, the connection goes.
+            #expect(open >= Self.heartbeat && open < Self.heartbeat * 2 + .seconds(2), "closed after \(open)")
+            #expect(received.first == 0x89, "the first frame the server sent was not a ping: \(received.prefix(4))")
+            try await eventually("the slot to be released") { await gateway.listener.status().activeConnections == 0 }
+        }
+    }
+
+    @Test("a client that answers the pings stays connected and served past several heartbeats")
+    func answeringClientStays() async throws {
+        let settings = TestGateway.settings(idleTimeout: nil, heartbeat: Self.heartbeat)
+        try await TestGateway.run(settings: settings) { gateway in
+            // The dialer's WebSocket answers pings with pongs, as Couchbase Lite's does; it sends none itself.
+            try await ListenerResourceLimitTests.withDialedPeer(port: gateway.port) { peer in
+                try await Task.sleep(for: Self.heartbeat * 4)
+                #expect(await peer.connection.isOpen)
+                try await ListenerResourceLimitTests.expectAnswered(by: peer)
+                #expect(await gateway.listener.status().activeConnections == 1)
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+import EdgeGatewayTestSupport
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Two network namespaces, the edge's (A, 10.214.0.1) and the hub's (B, 10.214.0.2), joined through a third one
+/// that holds the link between them: A's veth pair ends in R, B's too, and `LinkEmulator` passes frames from one
+/// to the other with the configured delay, reordering and loss, or drops them all while the link is cut.
+/// Nothing is created on the host's own network; deleting the namespaces deletes every interface.
+final class BadNetworkLab {
+    struct Impairment: CustomStringConvertible {
+        var delayMilliseconds = 0
+        var reorderPercent = 0
+        var lossPercent = 0
+
+        static let clean = Impairment()
+
+        var description: String {
+            "delay \(delayMilliseconds) ms, reorder \(reorderPercent) %, loss \(lossPercent) % each way"
+        }
+    }
+
+    struct Node {
+        let namespace: String
+        let interface: String
+        let address: String
+    }
+
+    /// Why the lab cannot run here, or nil when it can; decided once by actually creating a namespace.
+    static let unavailableReason: String? = {
+        guard getuid() == 0 else { return "needs root to create network namespaces" }
+        for tool in ["ip", "ethtool"] {
+            guard (try? runExternalTool("sh", ["-c", "command -v \(tool)"]))?.status == 0 else {
+                return "needs \(tool) (scripts/dev test installs iproute2 and ethtool)"
+            }
+        }
+        let probe = "edgw-probe-\(getpid())"
+        guard let created = try? addNamespace(probe), created.status == 0 else {
+            return "`ip netns add` fails here (no CAP_SYS_ADMIN?)"
+        }
+        _ = try? runExternalTool("ip", ["netns", "del", probe])
+        return nil
+    }()
+
+    /// `ip netns add`, tried again after a moment when it fails: another test adding a namespace at the same
+    /// time can make the first one's mount of /run/netns fail.
+    static func addNamespace(_ name: String) throws -> ExternalToolOutcome {
+        var outcome = try runExternalTool("ip", ["netns", "add", name])
+        for _ in 0..<5 where outcome.status != 0 {
+            usleep(200_000)
+            _ = try? runExternalTool("ip", ["netns", "del", name])
+            outcome = try runExternalTool("ip", ["netns", "add", name])
+        }
+        return outcome
+    }
+
+    static var emulatorBinary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("LinkEmulator")
+    }
+
+    let root: URL
+    let a: Node
+    let b: Node
+    let link: String
+    let impairment: Impairment
+    private var emulator: Process?
+    private var cutFile: URL { root.appendingPathComponent("cut") }
+    var emulatorLogPath: String { root.appendingPathComponent("link-emulator.log").path }
+
+    init(impairment: Impairment) throws {
+        let tag = String(UInt32.random(in: 0...0xFFFF), radix: 16)
+        root = try reliabilityDirectory("bad-network-\(tag)")
+        a = Node(namespace: "edgw-rel-\(tag)-a", interface: "edgwa\(tag)", address: "10.214.0.1")
+        b = Node(namespace: "edgw-rel-\(tag)-b", interface: "edgwb\(tag)", address: "10.214.0.2")
+        link = "edgw-rel-\(tag)-r"
+        self.impairment = impairment
+        do {
+            try createNetwork()
+            try startEmulator()
+        } catch {
+            tearDown()
+            throw error
+        }
+    }
+
+    /// Stops the emulator and deletes the namespaces (with their interfaces) and the files.
+    func tearDown() {
+        if let emulator {
+            NetworkProcesses.stop(emulator)
+        }
+        emulator = nil
+        for namespace in [a.namespace, b.namespace, link] {
+            _ = try? runExternalTool("ip", ["netns", "del", namespace])
+        }
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// Drops every frame from now on, both ways: no FIN or RST reaches either side, as when a cable is pulled.
+    func cut() throws {
+        guard FileManager.default.createFile(atPath: cutFile.path, contents: nil) else {
+            throw ReliabilityFailure("cannot create \(cutFile.path)")
+        }
+    }
+
+    func restore() throws {
+        try FileManager.default.removeItem(at: cutFile)
+    }
+
+    private func createNetwork() throws {
+        for namespace in [a.namespace, b.namespace, link] {
+            try check(Self.addNamespace(namespace), "ip netns add \(namespace)")
+        }
+        // Created inside the namespaces: the pairs never exist on the host.
+        for (node, end) in [(a, "ra"), (b, "rb")] {
+            try check(
+                runExternalTool(
+                    "ip",
+                    [
+                        "link", "add", node.interface, "netns", node.namespace, "type", "veth", "peer", "name", end,
+                        "netns", link,
+                    ]),
+                "ip link add veth for \(node.namespace)")
+            try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", "lo", "up"]), "lo up")
+            try check(
+                runExternalTool(
+                    "ip", ["-n", node.namespace, "addr", "add", "\(node.address)/24", "dev", node.interface]),
+                "addr add")
+            // The emulator passes frames on as a packet socket reads them, before the kernel would fill in
+            // offloaded checksums or split offloaded segments.
+            try check(
+                runExternalTool(
+                    "ip",
+                    [
+                        "netns", "exec", node.namespace, "ethtool", "-K", node.interface, "tx", "off", "tso", "off",
+                        "gso", "off",
+                    ]),
+                "ethtool -K \(node.interface)")
+            try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", node.interface, "up"]), "veth up")
+            // Frames for the other side's address are not for R's own interfaces: they must not be filtered out.
+            try check(runExternalTool("ip", ["-n", link, "link", "set", end, "promisc", "on", "up"]), "\(end) up")
+        }
+    }
+
+    private func startEmulator() throws {
+        _ = FileManager.default.createFile(atPath: emulatorLogPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: emulatorLogPath))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "ip", "netns", "exec", link, Self.emulatorBinary.path, "ra", "rb", "\(impairment.delayMilliseconds)",
+            "\(impairment.reorderPercent)", "\(impairment.lossPercent)", cutFile.path,
+        ]
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.runSerialized()
+        try log.close()
+        emulator = process
+        for _ in 0..<100 {
+            let text = (try? String(contentsOfFile: emulatorLogPath, encoding: .utf8)) ?? ""
+            if text.contains("link-emulator: ra <-> rb") { return }
+            guard process.isRunning else { break }
+            usleep(50_000)
+        }
+        throw ReliabilityFailure(
+            "link emulator did not start: " + ((try? String(contentsOfFile: emulatorLogPath, encoding: .utf8)) ?? ""))
+    }
+
+    private func check(_ outcome: ExternalToolOutcome, _ step: String) throws {
+        guard outcome.status == 0 else {
+            throw ReliabilityFailure("\(step) failed: \(outcome.error)\(outcome.output)")
+        }
+    }
+}
+
+enum NetworkProcesses {
+    /// SIGTERM, and SIGKILL for a process that has not exited a few seconds later.
+    static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<50 where process.isRunning {
+            usleep(100_000)
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+}
+
+/// HTTP GETs to servers inside another network namespace. The test process stays in the host's namespace; each
+/// request runs on a thread of its own that enters the namespace first (`setns` moves only the calling thread),
+/// so the socket it opens belongs there, and the thread ends with the request.
+enum NamespacedHTTP {
+    /// glibc's setns(2); its declaration needs _GNU_SOURCE, which the Glibc module is not built with.
+    private static let enterNetworkNamespace: @convention(c) (Int32, Int32) -> Int32 = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "setns") else { fatalError("glibc has no setns") }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    }()
+    /// CLONE_NEWNET of <sched.h>.
+    private static let cloneNewNet: Int32 = 0x4000_0000
+
+    static func get(namespace: String, port: Int, path: String) async throws -> (status: Int, body: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try blockingGet(namespace: namespace, port: port, path: path) })
+            }
+            thread.start()
+        }
+    }
+
+    private static func blockingGet(namespace: String, port: Int, path: String) throws -> (status: Int, body: String) {
+        let namespaceFile = open("/var/run/netns/\(namespace)", O_RDONLY)
+        guard namespaceFile >= 0 else { throw ReliabilityFailure("cannot open namespace \(namespace)") }
+        defer { close(namespaceFile) }
+        guard enterNetworkNamespace(namespaceFile, cloneNewNet) == 0 else {
+            throw ReliabilityFailure("setns into \(namespace): \(String(cString: strerror(errno)))")
+        }
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { throw ReliabilityFailure("socket failed") }
+        defer { close(socketDescriptor) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socketDescriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            throw ReliabilityFailure(
+                "connect to 127.0.0.1:\(port) in \(namespace): \(String(cString: strerror(errno)))")
+        }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        guard write(socketDescriptor, request, request.count) == request.count else {
+            throw ReliabilityFailure("cannot send the request")
+        }
+        var response: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = read(socketDescriptor, &chunk, chunk.count)
+            guard count > 0 else { break }
+            response.append(contentsOf: chunk[0..<count])
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard let headerEnd = text.range(of: "\r\n\r\n"),
+            let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap({ Int($0) })
+        else { throw ReliabilityFailure("not an HTTP response: \(text.prefix(200))") }
+        let head = text[..<headerEnd.lowerBound].lowercased()
+        let body = String(text[headerEnd.upperBound...])
+        return (status, head.contains("transfer-encoding: chunked") ? dechunked(body) : body)
+    }
+
+    private static func dechunked(_ body: String) -> String {
+        var remaining = Substring(body)
+        var result = ""
+        while let lineEnd = remaining.range(of: "\r\n"),
+            let size = Int(remaining[..<lineEnd.lowerBound].split(separator: ";").first ?? "", radix: 16), size > 0
+        {
+            let start = lineEnd.upperBound
+            let utf8 = remaining.utf8
+            guard let end = utf8.index(start, offsetBy: size, limitedBy: utf8.endIndex) else { break }
+            result += String(remaining[start..<end])
+            remaining = remaining[end...].dropFirst(2)
+        }
+        return result
+    }
+}

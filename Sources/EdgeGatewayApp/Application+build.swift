@@ -146,7 +146,6 @@ public func buildApplication(
     }
     // Even with nothing to watch: it also traps SIGHUP, whose default action would end the gateway.
     application.addServices(FileReloadService(watches: watches, interval: .seconds(1), logger: logger))
-    application.addServices(HeapTrimService())
     return application
 }
 

@@ -49,6 +49,8 @@ struct Serve: AsyncParsableCommand {
             logger.critical("start-up failed: \(error)")
             throw ExitCode(1)
         }
+        let heapTrim = Task { await HeapTrim.run() }
+        defer { heapTrim.cancel() }
         do {
             try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         } catch let error as IOError where error.errnoCode == EADDRINUSE {

@@ -1,5 +1,4 @@
 import CMalloc
-import ServiceLifecycle
 
 /// Hands memory the gateway has freed back to the system at a steady pace.
 ///
@@ -8,18 +7,20 @@ import ServiceLifecycle
 /// allocates and frees large buffers (zlib's 384 KB deflate state, message assembly), so without this the
 /// resident size ratchets up to the largest burst's fragmentation and stays there: heaptrack over a 200-client
 /// connect/sync/disconnect soak showed under 2 MB still allocated at the end while the resident size had grown
-/// from 164 to 279 MiB. `malloc_trim` releases every free page of every heap; it walks the free lists only,
-/// which takes well under a millisecond for this process's heaps.
-struct HeapTrimService: Service {
+/// from 164 to 279 MiB (RELIABILITY.md, Load).
+///
+/// A process-wide concern, so the `serve` command runs it once for the process, not `buildApplication`: trimming
+/// takes each heap's lock while it walks the free lists, which costs nothing in the gateway's own heap but stalled
+/// a test process hosting a hundred in-process gateways, each trimming its gigabytes of heap.
+public enum HeapTrim {
     /// Short enough that a burst's memory is back within seconds of its end, long enough to cost nothing.
-    static let interval = Duration.seconds(10)
+    public static let interval = Duration.seconds(10)
 
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.interval)
-                CMalloc_releaseFreeMemory()
-            }
+    /// Trims every `interval` until the calling task is cancelled.
+    public static func run() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            CMalloc_releaseFreeMemory()
         }
     }
 }

@@ -8,7 +8,9 @@ import NIOWebSocket
 ///
 /// It works on the event loop below the async channel, not through its writer: a connection to a dead peer
 /// soon has a full send buffer, and a writer that waits for room would wait for the ping as well, forever.
-/// Pongs pass on unchanged; a pong counts only when it carries the payload of the last ping (RFC 6455 §5.5.3).
+/// Pongs pass on unchanged. A pong carrying the payload of the last ping (RFC 6455 §5.5.3) answers it, and so does
+/// any other frame: a peer that is sending is reachable, even when its pong waits behind its data or behind a
+/// busy moment of its own.
 public final class WebSocketHeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = WebSocketFrame
     public typealias InboundOut = WebSocketFrame
@@ -57,8 +59,8 @@ public final class WebSocketHeartbeatHandler: ChannelDuplexHandler, RemovableCha
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        if frame.opcode == .pong, let expected = unansweredPing,
-            Array(frame.unmaskedData.readableBytesView) == expected
+        if let expected = unansweredPing,
+            frame.opcode != .pong || Array(frame.unmaskedData.readableBytesView) == expected
         {
             unansweredPing = nil
         }

@@ -93,7 +93,10 @@ struct UpstreamTests {
 
     @Test("an upstream that is down at start is retried until it comes up, then syncs")
     func downAtStartThenUp() async throws {
-        let port = try freeLoopbackPort()
+        // Held until the hub starts: a port that was only free once went to another test's listener meanwhile,
+        // whose 401 stopped this upstream for good.
+        let reserved = try ReservedLoopbackPort()
+        let port = reserved.port
         try await withTemporaryGateway(extraTOML: """
 
             [[upstream]]
@@ -106,6 +109,7 @@ struct UpstreamTests {
             """) { edge in
             try await edge.test(.live) { edgeClient in
                 try await Self.waitFor(.upstream, in: edgeClient) { $0.status == .degraded }
+                reserved.release()
                 try await withTemporaryGateway(extraTOML: """
 
                     [[listener]]

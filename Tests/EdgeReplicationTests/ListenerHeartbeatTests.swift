@@ -54,11 +54,14 @@ struct ListenerHeartbeatTests {
 
     @Test("a client that answers the pings stays connected and served past several heartbeats")
     func answeringClientStays() async throws {
-        let settings = TestGateway.settings(idleTimeout: nil, heartbeat: Self.heartbeat)
+        // Longer than the dropping test's: the dialer answers from its own tasks, which a whole test suite
+        // running beside it on 2 cores has delayed by more than a second.
+        let heartbeat = Duration.seconds(4)
+        let settings = TestGateway.settings(idleTimeout: nil, heartbeat: heartbeat)
         try await TestGateway.run(settings: settings) { gateway in
             // The dialer's WebSocket answers pings with pongs, as Couchbase Lite's does; it sends none itself.
             try await ListenerResourceLimitTests.withDialedPeer(port: gateway.port) { peer in
-                try await Task.sleep(for: Self.heartbeat * 4)
+                try await Task.sleep(for: heartbeat * 4)
                 #expect(await peer.connection.isOpen)
                 try await ListenerResourceLimitTests.expectAnswered(by: peer)
                 #expect(await gateway.listener.status().activeConnections == 1)

@@ -16,6 +16,26 @@ public func withClosedLoopbackPort<Result>(_ body: (Int) async throws -> Result)
     return try await body(port)
 }
 
+/// A loopback port that refuses every connection until `release()`, for a test that starts its own listener on
+/// it later: released just before that start, it cannot be given to a listener of a test running alongside in
+/// the meantime, as a port that was merely free a moment ago can.
+public final class ReservedLoopbackPort: @unchecked Sendable {
+    public let port: Int
+    private var descriptor: Int32
+
+    public init() throws {
+        (descriptor, port) = try boundLoopbackSocket()
+    }
+
+    public func release() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { release() }
+}
+
 private func boundLoopbackSocket() throws -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw POSIXError(.EMFILE) }

@@ -92,6 +92,10 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         guard case .accept(let accepted, _) = verdict.value else {
                             throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget
                         }
+                        let frameDecoder = try channel.pipeline.syncOperations.handler(
+                            type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+                        try channel.pipeline.syncOperations.addHandler(
+                            RequestBehindUpgradeGuard(logger: logger), position: .before(frameDecoder))
                         if let closer = try? channel.pipeline.syncOperations.handler(type: IdleConnectionCloser.self) {
                             closer.speaksWebSocket = true
                         }

@@ -1,0 +1,32 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import SyncListener
+
+/// The guard in front of an upgraded connection's frame decoder, on an embedded channel.
+@Suite("A request sent behind the upgrade request")
+struct RequestBehindUpgradeGuardTests {
+    static let head = HTTPServerRequestPart.head(
+        HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: ["Host": "x"]))
+
+    @Test("NIOAny's storage still shows what it holds: request parts are recognised, bytes are not")
+    func recognisesRequestParts() {
+        #expect(RequestBehindUpgradeGuard.holdsHTTPRequestPart(NIOAny(Self.head)))
+        #expect(RequestBehindUpgradeGuard.holdsHTTPRequestPart(NIOAny(HTTPServerRequestPart.end(nil))))
+        #expect(!RequestBehindUpgradeGuard.holdsHTTPRequestPart(NIOAny(ByteBuffer(bytes: [0x82, 0x00]))))
+        #expect(!RequestBehindUpgradeGuard.holdsHTTPRequestPart(NIOAny("text")))
+    }
+
+    @Test("bytes pass through; request parts close the connection and go no further")
+    func closesOnRequestParts() throws {
+        let channel = EmbeddedChannel(handler: RequestBehindUpgradeGuard(logger: Logger(label: "test")))
+        try channel.writeInbound(ByteBuffer(bytes: [0x82, 0x00]))
+        #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(bytes: [0x82, 0x00]))
+        try channel.writeInbound(Self.head)
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil)
+        #expect(!channel.isActive)
+    }
+}

@@ -12,7 +12,9 @@ extension Process {
     /// descriptor by reading /proc/self/fd and copying each `dirent`'s whole 256-byte `d_name`, past the end of a
     /// short entry; with thousands of descriptors open the listing fills readdir's buffer, and an entry at its
     /// end read into unmapped memory. `scripts/dev test` therefore runs the suites that start most processes
-    /// apart from the suites that hold most descriptors.
+    /// apart from the suites that hold most descriptors, and with glibc's main arena only (`MALLOC_ARENA_MAX=1`),
+    /// whose top keeps 128 KiB mapped, unlike per-thread arenas, which grow a page at a time. Starting children
+    /// with posix_spawn directly, without Foundation's `Process`, would end the risk.
     public func runSerialized() throws {
         try spawning.withLock { _ in try run() }
     }

@@ -52,11 +52,13 @@ struct ResumeTests {
                 }
                 receivedBeforeKill.set(try await Self.documentCount(in: remote))
             }
+            let betweenRuns = try ReservedLoopbackPort(port: port)
             let run = try #require(firstRun.value)
             await #expect(throws: (any Error).self) { try await run.value }
             #expect(receivedBeforeKill.value < Self.documentCount, "the push finished before the upstream was killed")
 
             // Second run against the restarted upstream, with a fresh replicator, as after a gateway restart.
+            betweenRuns.release()
             try await TestGateway.run(settings: settings, dataDirectory: upstreamDirectory) { gateway in
                 let remote = try await gateway.database
                 let presentAtRestart = try await Self.documentCount(in: remote)

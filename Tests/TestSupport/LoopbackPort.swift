@@ -23,8 +23,9 @@ public final class ReservedLoopbackPort: @unchecked Sendable {
     public let port: Int
     private var descriptor: Int32
 
-    public init() throws {
-        (descriptor, port) = try boundLoopbackSocket()
+    /// Reserves a port the system picks, or `port` again (one a listener of the test has just released).
+    public init(port: Int = 0) throws {
+        (descriptor, self.port) = try boundLoopbackSocket(port: port)
     }
 
     public func release() {
@@ -36,13 +37,16 @@ public final class ReservedLoopbackPort: @unchecked Sendable {
     deinit { release() }
 }
 
-private func boundLoopbackSocket() throws -> (descriptor: Int32, port: Int) {
+private func boundLoopbackSocket(port: Int = 0) throws -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    // As a listener binds: a port whose last connections are in TIME_WAIT can be taken again.
+    var reuse: Int32 = 1
+    setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
+    address.sin_port = UInt16(port).bigEndian
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in

@@ -40,9 +40,12 @@ public final class ReservedLoopbackPort: @unchecked Sendable {
 private func boundLoopbackSocket(port: Int = 0) throws -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-    // As a listener binds: a port whose last connections are in TIME_WAIT can be taken again.
-    var reuse: Int32 = 1
-    setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+    if port != 0 {
+        // As a listener binds: a port whose last connections are in TIME_WAIT can be taken again. Only then:
+        // with the option on both, a second socket could bind a port held by a first that does not listen.
+        var reuse: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")

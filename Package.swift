@@ -430,12 +430,12 @@ let package = Package(
         ),
         .testTarget(
             name: "BLIPCodecTests",
-            dependencies: ["BLIPCodec"],
+            dependencies: ["EdgeGatewayTestSupport", "BLIPCodec"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "BLIPConnectionTests",
-            dependencies: [
+            dependencies: ["EdgeGatewayTestSupport", 
                 "BLIPConnection",
                 "BLIPCodec",
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -446,7 +446,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicationProtocolTests",
-            dependencies: ["ReplicationProtocol"]
+            dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol"]
         ),
         .testTarget(
             name: "JSONByteScanningTests",
@@ -516,7 +516,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeConfigTests",
-            dependencies: ["EdgeConfig", "EdgeCredentials"]
+            dependencies: ["EdgeGatewayTestSupport", "EdgeConfig", "EdgeCredentials"]
         ),
         .testTarget(
             name: "EdgeGatewayCLITests",

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import BLIPCodec
 import Foundation
 import Testing
@@ -56,7 +57,7 @@ struct FuzzTests {
     func mutatedFrames() throws {
         let sequences = try Self.corpus()
         let allFrames = sequences.flatMap { $0 }
-        var generator = SeededGenerator(seed: Self.seed)
+        var generator = SplitMix64(seed: Self.seed)
         var outcomes = Outcomes()
         for _ in 0..<Self.iterations {
             let sequence = sequences.randomElement(using: &generator)!
@@ -116,7 +117,7 @@ struct FuzzTests {
 
     static func mutate(
         _ frame: [UInt8], with mutation: Mutation, donor: [UInt8],
-        using generator: inout SeededGenerator
+        using generator: inout SplitMix64
     ) -> [UInt8] {
         var bytes = frame
         switch mutation {

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import BLIPCodec
 import Testing
 
@@ -28,25 +29,9 @@ struct Pipe {
     }
 }
 
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Round trips")
 struct RoundTripTests {
-    static func text(_ length: Int, using generator: inout SeededGenerator) -> [UInt8] {
+    static func text(_ length: Int, using generator: inout SplitMix64) -> [UInt8] {
         let words = ["rev", "doc", "\"sequence\":", "{", "}", "[1,2,3]", "payload", " ", "abcdef"]
         var bytes: [UInt8] = []
         while bytes.count < length {
@@ -73,7 +58,7 @@ struct RoundTripTests {
 
     @Test("compressed and uncompressed messages, large and small, share one deflate stream")
     func mixedStream() throws {
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         var pipe = try Pipe()
         var sent: [BLIPMessage] = []
         for index in 0..<200 {
@@ -108,7 +93,7 @@ struct RoundTripTests {
 
     @Test("incompressible data stays within the frame size")
     func incompressibleFrames() throws {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         var pipe = try Pipe()
         let blob = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let request = BLIPMessage(

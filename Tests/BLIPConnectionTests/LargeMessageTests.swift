@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import BLIPCodec
 import BLIPConnection
 import Testing
@@ -56,7 +57,7 @@ struct LargeMessageTests {
 
     @Test("a 10 MB request arrives intact while urgent requests are answered in between")
     func bigBodyWithUrgentTraffic() async throws {
-        var generator = SeededGenerator(seed: 99)
+        var generator = SplitMix64(seed: 99)
         let big = (0..<10_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         var expected = CRC32()
         expected.update(big)
@@ -96,21 +97,5 @@ struct LargeMessageTests {
                 #expect(answeredDuringBig >= 10)
             }
         }
-    }
-}
-
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 import Testing
 
@@ -42,18 +43,6 @@ struct TOMLParserGuardTests {
         #expect(throws: Never.self) { try TOMLParserGuard.check(try ConfigurationLoader.defaultConfigurationTOML()) }
     }
 
-    /// SplitMix64, so that a failing input can be regenerated from the printed seed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static var iterations: Int {
         ProcessInfo.processInfo.environment["TOML_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 100_000
     }
@@ -64,7 +53,7 @@ struct TOMLParserGuardTests {
         "+", "-", "_", "T", "Z", ":", "99999999999999999999", "\r\n", "\t",
     ].map { Array($0.utf8) }
 
-    static func mutate(_ input: [UInt8], _ random: inout Generator) -> [UInt8] {
+    static func mutate(_ input: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...6, using: &random) {
             let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
@@ -97,7 +86,7 @@ struct TOMLParserGuardTests {
             ProcessInfo.processInfo.environment["TOML_FUZZ_SEED"].flatMap(UInt64.init)
             ?? UInt64.random(in: 0..<1_000_000_000_000)
         print("toml fuzz: \(Self.iterations) inputs, seed \(seed)")
-        var random = Generator(state: seed)
+        var random = SplitMix64(seed: seed)
         let corpus = [
             Array(try ConfigurationLoader.defaultConfigurationTOML().utf8),
             Array(

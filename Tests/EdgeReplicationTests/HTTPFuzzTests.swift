@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeConfig
 import Foundation
 import SyncListener
@@ -52,19 +53,7 @@ struct HTTPFuzzTests {
         "{\"_id\":\"../../x\"}", "\u{FF}\u{FE}",
     ].map { Array($0.utf8) }
 
-    /// SplitMix64: deterministic from the seed, so a failing input can be regenerated.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func mutate(_ input: [UInt8], _ random: inout Generator) -> [UInt8] {
+    static func mutate(_ input: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...4, using: &random) {
             let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
@@ -105,7 +94,7 @@ struct HTTPFuzzTests {
             try await ActivePeer.connect(port: gateway.port) { bystander in
                 try await ListenerResourceLimitTests.expectAnswered(by: bystander)
                 let started = ContinuousClock.now
-                var random = Generator(state: Self.seed)
+                var random = SplitMix64(seed: Self.seed)
                 var statuses: [Int: Int] = [:]
                 var leftOpen = 0
                 var sent = 0

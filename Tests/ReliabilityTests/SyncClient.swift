@@ -13,7 +13,7 @@ final class SyncClient: Sendable {
     let configuration: ActiveReplicator.Configuration
     private let replicator = Mutex<ActiveReplicator?>(nil)
     private let loop = Mutex<Task<Void, Never>?>(nil)
-    private let connections = Atomic<Int>(0)
+    private let latestRunStart = Mutex<ContinuousClock.Instant?>(nil)
     static let quietLogger = Logger(label: "reliability.client") { _ in SwiftLogNoOpLogHandler() }
 
     init(name: String, directory: URL, remoteURL: String, direction: ActiveReplicator.Direction = .pushAndPull)
@@ -28,15 +28,16 @@ final class SyncClient: Sendable {
             heartbeat: .seconds(5), batchSize: 100, checkpointInterval: .milliseconds(200))
     }
 
-    /// How many replicator runs were started: 1 plus the reconnections.
-    var runs: Int { connections.load(ordering: .relaxed) }
+    /// When the newest replicator run began (each reconnection is a new run). A run that began after the
+    /// gateway process died can only have connected to the one started after it.
+    var latestRunStarted: ContinuousClock.Instant? { latestRunStart.withLock { $0 } }
 
     func start(retryWait: Duration = .milliseconds(300)) {
         let task = Task {
             while !Task.isCancelled {
                 let current = ActiveReplicator(database: database, configuration: configuration, logger: Self.quietLogger)
                 replicator.withLock { $0 = current }
-                connections.add(1, ordering: .relaxed)
+                latestRunStart.withLock { $0 = .now }
                 _ = try? await current.run()
                 try? await Task.sleep(for: retryWait)
             }

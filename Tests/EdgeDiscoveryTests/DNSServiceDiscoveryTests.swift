@@ -82,7 +82,7 @@ struct DNSServiceDiscoveryTests {
     func collisionPicksAlternativeName() async throws {
         let lab = try NamespaceLab()
         defer { lab.tearDown() }
-        var gateways: [Process] = []
+        var gateways: [SpawnedProcess] = []
         defer { gateways.forEach(stop) }
         var payloads: [PairingPayload] = []
         for (index, opsPort) in [4985, 4986].enumerated() {
@@ -160,14 +160,14 @@ struct DNSServiceDiscoveryTests {
             auth = "none"
             databases = ["inventory"]
             """.write(to: configuration, atomically: true, encoding: .utf8)
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: EdgeGatewayExecutable.path)
         process.arguments = ["cert", "show", "--config", configuration.path]
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.runSerialized()
+        try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("SHA-256:") })
@@ -221,7 +221,7 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
             instanceName: "no-daemon")
         _ = FileManager.default.createFile(atPath: files.log.path, contents: nil)
         let output = try FileHandle(forWritingTo: files.log)
-        let gateway = Process()
+        let gateway = SpawnedProcess()
         gateway.executableURL = URL(fileURLWithPath: EdgeGatewayExecutable.path)
         gateway.arguments = ["serve", "--config", files.configuration.path]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
@@ -229,7 +229,7 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
         gateway.environment = environment
         gateway.standardOutput = output
         gateway.standardError = output
-        try gateway.runSerialized()
+        try gateway.run()
         try output.close()
         defer { stop(gateway) }
 
@@ -255,7 +255,7 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
 }
 
 /// SIGTERM and wait: the gateway drains and withdraws its services before it exits.
-private func stop(_ process: Process) {
+private func stop(_ process: SpawnedProcess) {
     guard process.isRunning else { return }
     process.terminate()
     process.waitUntilExit()

@@ -18,8 +18,8 @@ final class NamespaceLab {
         let address: String
         let busAddress: String
         let directory: URL
-        fileprivate(set) var bus: Process?
-        fileprivate(set) var daemon: SpawnedDaemon?
+        fileprivate(set) var bus: SpawnedProcess?
+        fileprivate(set) var daemon: SpawnedProcess?
     }
 
     /// Why the lab cannot run here, or nil when it can; decided once by actually creating a namespace.
@@ -67,7 +67,7 @@ final class NamespaceLab {
     /// Kills the daemons and deletes the namespaces (which deletes the veth pair) and the files.
     func tearDown() {
         for node in [a, b] {
-            node.daemon?.stop()
+            node.daemon.map(Self.stop)
             node.bus.map(Self.stop)
             _ = try? runExternalTool("ip", ["netns", "del", node.namespace])
         }
@@ -80,23 +80,23 @@ final class NamespaceLab {
     }
 
     /// Starts a long-running command inside `node`'s namespace, its output going to `log`.
-    func start(in node: Node, _ arguments: [String], log: URL) throws -> Process {
+    func start(in node: Node, _ arguments: [String], log: URL) throws -> SpawnedProcess {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let output = try FileHandle(forWritingTo: log)
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["ip", "netns", "exec", node.namespace, "env", "DBUS_SYSTEM_BUS_ADDRESS=\(node.busAddress)"] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
         process.standardOutput = output
         process.standardError = output
-        try process.runSerialized()
+        try process.run()
         try output.close()
         return process
     }
 
     /// SIGTERM, and SIGKILL for a process that has not exited a few seconds later.
-    static func stop(_ process: Process) {
+    static func stop(_ process: SpawnedProcess) {
         guard process.isRunning else { return }
         process.terminate()
         for _ in 0..<50 where process.isRunning {
@@ -110,7 +110,7 @@ final class NamespaceLab {
 
     /// Stops A's avahi-daemon and starts a new one, as a package upgrade or a crash would.
     func restartDaemonOfA() throws {
-        a.daemon?.stop()
+        a.daemon.map(Self.stop)
         a.daemon = try startDaemon(a, hostName: "lab-a", attempt: 2)
         try waitUntilDaemonReady(a, attempt: 2)
     }
@@ -181,7 +181,7 @@ final class NamespaceLab {
         return node
     }
 
-    private func startDaemon(_ node: Node, hostName: String, attempt: Int) throws -> SpawnedDaemon {
+    private func startDaemon(_ node: Node, hostName: String, attempt: Int) throws -> SpawnedProcess {
         let configuration = node.directory.appendingPathComponent("avahi-daemon.conf")
         try """
             [server]
@@ -201,14 +201,23 @@ final class NamespaceLab {
             publish-workstation=no
             publish-aaaa-on-ipv4=no
             """.write(to: configuration, atomically: true, encoding: .utf8)
+        let log = node.directory.appendingPathComponent("avahi-daemon-\(attempt).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let output = try FileHandle(forWritingTo: log)
+        defer { try? output.close() }
+        let daemon = SpawnedProcess()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // `exec` keeps the daemon the process we hold, so stop() reaches it.
-        return try SpawnedDaemon(
-            [
-                "ip", "netns", "exec", node.namespace, "env", "DBUS_SYSTEM_BUS_ADDRESS=\(node.busAddress)",
-                "sh", "-c",
-                "mount -t tmpfs edgw-lab /run && exec avahi-daemon --no-drop-root --no-chroot --no-rlimits -f \(configuration.path)",
-            ],
-            log: node.directory.appendingPathComponent("avahi-daemon-\(attempt).log"))
+        daemon.arguments = [
+            "ip", "netns", "exec", node.namespace, "env", "DBUS_SYSTEM_BUS_ADDRESS=\(node.busAddress)",
+            "sh", "-c",
+            "mount -t tmpfs edgw-lab /run && exec avahi-daemon --no-drop-root --no-chroot --no-rlimits -f \(configuration.path)",
+        ]
+        daemon.standardInput = FileHandle.nullDevice
+        daemon.standardOutput = output
+        daemon.standardError = output
+        try daemon.run()
+        return daemon
     }
 
     private func waitUntilDaemonReady(_ node: Node, attempt: Int = 1) throws {
@@ -216,7 +225,7 @@ final class NamespaceLab {
         for _ in 0..<100 {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             if text.contains("Server startup complete") { return }
-            if let daemon = node.daemon, !daemon.isRunning() {
+            if let daemon = node.daemon, !daemon.isRunning {
                 throw LabError(step: "avahi-daemon in \(node.namespace)", detail: text)
             }
             usleep(100_000)
@@ -229,55 +238,6 @@ final class NamespaceLab {
     private func check(_ outcome: ExternalToolOutcome, _ step: String) throws {
         guard outcome.status == 0 else {
             throw LabError(step: step, detail: outcome.error + outcome.output)
-        }
-    }
-}
-
-/// A daemon started with posix_spawn rather than Foundation's Process: avahi-daemon closes every inherited file
-/// descriptor at start-up, which Foundation's Process on Linux takes for the child's exit; it then blocks in
-/// waitpid and every other Process of the test hangs with it.
-final class SpawnedDaemon {
-    let pid: pid_t
-    private var exited = false
-
-    init(_ arguments: [String], log: URL) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
-        guard result == 0 else {
-            throw LabError(step: "spawn \(arguments[0])", detail: String(cString: strerror(result)))
-        }
-        self.pid = pid
-    }
-
-    func isRunning() -> Bool {
-        guard !exited else { return false }
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid {
-            exited = true
-        }
-        return !exited
-    }
-
-    /// SIGTERM, and SIGKILL if it has not exited a few seconds later.
-    func stop() {
-        guard isRunning() else { return }
-        kill(pid, SIGTERM)
-        for _ in 0..<50 where isRunning() {
-            usleep(100_000)
-        }
-        if isRunning() {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-            exited = true
         }
     }
 }

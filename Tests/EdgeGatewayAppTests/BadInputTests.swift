@@ -254,12 +254,12 @@ struct BadInputTests {
 
     /// Runs `mount` with `arguments`, or `umount` when they start with it.
     static func mount(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments.first == "umount" ? arguments : ["mount"] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.runSerialized()
+        try process.run()
         process.waitUntilExit()
         return process.terminationStatus
     }

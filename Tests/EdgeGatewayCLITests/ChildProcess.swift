@@ -32,7 +32,7 @@ struct EdgeGatewayBinary {
     }
 
     struct Running {
-        let process: Process
+        let process: SpawnedProcess
         let standardOutputPipe: Pipe
         let standardErrorPipe: Pipe
     }
@@ -40,7 +40,7 @@ struct EdgeGatewayBinary {
     static func start(
         _ arguments: [String], environment: [String: String] = [:], executable: URL? = nil
     ) throws -> Running {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = executable ?? url
         process.arguments = arguments
         var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
@@ -52,7 +52,7 @@ struct EdgeGatewayBinary {
         process.standardError = error
         // A command that asks for confirmation must read end-of-file, never wait on the test's own terminal.
         process.standardInput = FileHandle.nullDevice
-        try process.runSerialized()
+        try process.run()
         return Running(process: process, standardOutputPipe: output, standardErrorPipe: error)
     }
 }

@@ -131,7 +131,7 @@ enum OpenSSL {
         guard let executable = Self.executable else {
             throw CommandFailed(status: -1, output: "openssl is not installed")
         }
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [
             "pkcs12", "-export", "-in", certificatePath, "-inkey", keyPath, "-out", bundlePath,
@@ -140,7 +140,7 @@ enum OpenSSL {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.runSerialized()
+        try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

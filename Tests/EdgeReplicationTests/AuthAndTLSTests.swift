@@ -28,14 +28,14 @@ struct AuthAndTLSTests {
     }
 
     private static func runSClient(port: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
-        try process.runSerialized()
+        try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

@@ -29,12 +29,12 @@ struct CrashSafetyTests {
     @Test("Every acknowledged write survives SIGKILL and the database stays intact")
     func killMidWrite() async throws {
         try await withTemporaryDirectory { directory in
-            let process = Process()
+            let process = SpawnedProcess()
             process.executableURL = try Self.probeExecutable()
             process.arguments = [directory.path]
             let output = Pipe()
             process.standardOutput = output
-            try process.runSerialized()
+            try process.run()
 
             // Read acknowledgements until enough have arrived, then kill without warning.
             var received = Data()

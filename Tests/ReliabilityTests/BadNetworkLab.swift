@@ -66,7 +66,7 @@ final class BadNetworkLab {
     let b: Node
     let link: String
     let impairment: Impairment
-    private var emulator: Process?
+    private var emulator: SpawnedProcess?
     private var cutFile: URL { root.appendingPathComponent("cut") }
     var emulatorLogPath: String { root.appendingPathComponent("link-emulator.log").path }
 
@@ -147,7 +147,7 @@ final class BadNetworkLab {
     private func startEmulator() throws {
         _ = FileManager.default.createFile(atPath: emulatorLogPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: emulatorLogPath))
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "ip", "netns", "exec", link, Self.emulatorBinary.path, "ra", "rb", "\(impairment.delayMilliseconds)",
@@ -156,7 +156,7 @@ final class BadNetworkLab {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
-        try process.runSerialized()
+        try process.run()
         try log.close()
         emulator = process
         for _ in 0..<100 {
@@ -178,7 +178,7 @@ final class BadNetworkLab {
 
 enum NetworkProcesses {
     /// SIGTERM, and SIGKILL for a process that has not exited a few seconds later.
-    static func stop(_ process: Process) {
+    static func stop(_ process: SpawnedProcess) {
         guard process.isRunning else { return }
         process.terminate()
         for _ in 0..<50 where process.isRunning {

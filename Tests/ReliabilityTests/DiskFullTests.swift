@@ -25,12 +25,12 @@ struct DiskFullTests {
     static let quietLogger = Logger(label: "reliability.disk-full") { _ in SwiftLogNoOpLogHandler() }
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.runSerialized()
+        try process.run()
         process.waitUntilExit()
         return process.terminationStatus
     }

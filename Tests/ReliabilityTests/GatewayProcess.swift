@@ -21,7 +21,7 @@ struct GatewayProcess {
     let opsPort: Int
     let dataDirectory: URL
     let network: Network?
-    private(set) var process: Process?
+    private(set) var process: SpawnedProcess?
 
     var configPath: String { directory.appendingPathComponent("gateway.toml").path }
     var logPath: String { directory.appendingPathComponent("gateway.log").path }
@@ -76,7 +76,7 @@ struct GatewayProcess {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         _ = try log.seekToEnd()
-        let process = Process()
+        let process = SpawnedProcess()
         if let network {
             // `ip netns exec` execs the command: the process held is the gateway itself, as signals need.
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -91,7 +91,7 @@ struct GatewayProcess {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
-        try process.runSerialized()
+        try process.run()
         self.process = process
         // A debug build on a busy machine can take several seconds to open its stores and bind.
         for _ in 0..<600 {

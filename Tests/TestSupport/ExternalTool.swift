@@ -9,14 +9,14 @@ public struct ExternalToolOutcome: Sendable {
 }
 
 public func runExternalTool(_ name: String, _ arguments: [String]) throws -> ExternalToolOutcome {
-    let process = Process()
+    let process = SpawnedProcess()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [name] + arguments
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output
     process.standardError = error
-    try process.runSerialized()
+    try process.run()
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     let errorData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

@@ -7,10 +7,10 @@
 
 podman_root="${EDGE_GATEWAY_PODMAN_ROOT:-/var/tmp/edge-gateway-podman}"
 
-# Installs the Debian packages the scripts drive when they are missing.
-ensure_container_tools() {
+# Installs the given Debian packages when they are missing.
+ensure_debian_packages() {
     local missing=() package
-    for package in podman buildah runc debootstrap; do
+    for package in "$@"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
@@ -21,24 +21,29 @@ ensure_container_tools() {
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# Also what compose-test starts podman's API service with.
+podman_options=(
+    --root "$podman_root/storage"
+    --runroot "$podman_root/run"
+    --storage-driver vfs
+    --runtime runc
+    --cgroup-manager cgroupfs
+    --events-backend file
+)
+
 podman_cmd() {
-    podman \
-        --root "$podman_root/storage" \
-        --runroot "$podman_root/run" \
-        --storage-driver vfs \
-        --runtime runc \
-        --cgroup-manager cgroupfs \
-        --events-backend file \
-        "$@"
+    podman "${podman_options[@]}" "$@"
 }
 
 # Some sandboxes and CI runners withhold CAP_SYS_RESOURCE, so runc cannot raise a container's limits above
 # its caller's; podman's defaults (over a million open files and processes) then fail with "error setting
 # rlimit type 7: operation not permitted". Ask for the caller's own open-file limit and a process limit the
-# gateway never approaches.
+# gateway never approaches: per container (container_limits) or, for containers that compose creates through
+# the API service, as the service's default_ulimits.
 open_files_limit="$(ulimit -Hn)"
 [ "$open_files_limit" = unlimited ] && open_files_limit=1048576
+container_ulimits=("nofile=$open_files_limit:$open_files_limit" "nproc=32768:32768")
 # shellcheck disable=SC2034 # used by the scripts that source this file
-container_limits=(--ulimit "nofile=$open_files_limit:$open_files_limit" --ulimit nproc=32768:32768)
+container_limits=(--ulimit "${container_ulimits[0]}" --ulimit "${container_ulimits[1]}")
 
-ensure_container_tools
+ensure_debian_packages podman buildah runc debootstrap

@@ -39,11 +39,18 @@ extension ActiveReplicatorSession {
 
     /// Proposes a batch; returns what the upstream accepted, after retrying rows whose guessed
     /// remote revision was stale.
+    ///
+    /// Revisions pulled from this upstream and not changed here since are left out, as LiteCore's pusher does:
+    /// the upstream has them, and proposing them back would only cost a round trip, or a false conflict when the
+    /// upstream replaced one in the meantime.
     func proposeBatch(_ batch: [Change]) async throws -> [Proposal] {
         await setIdle(push: false)
-        await replicator.recordTotal(batch.count)
+        let pulledFromUpstream = try await database.changesKnownToRemote(remote, among: batch, in: collection)
+        let changes = pulledFromUpstream.isEmpty ? batch : batch.filter { !pulledFromUpstream.contains($0.docID) }
+        guard !changes.isEmpty else { return [] }
+        await replicator.recordTotal(changes.count)
         var proposals: [Proposal] = []
-        for change in batch {
+        for change in changes {
             proposals.append(Proposal(change: change, remoteRevision: try await presumedRemoteRevision(of: change)))
         }
         var (accepted, conflicts) = try await propose(proposals)
@@ -122,6 +129,7 @@ extension ActiveReplicatorSession {
                 docID: proposal.change.docID, revisionID: try WireRevisionID(proposal.change.revID),
                 remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
         }
+        replicator.counters.countProposed(revisions: rows.count)
         let reply = try await send(ProposeChangesRequest(rows: rows, collection: collectionIndex), expecting: ProposeChangesReply.self, isUrgent: true)
         maxHistory = reply.capabilities.maxHistory ?? maxHistory
         var accepted: [Proposal] = []

@@ -45,13 +45,13 @@ extension ActiveReplicatorSession {
     /// upstream replaced one in the meantime.
     func proposeBatch(_ batch: [Change]) async throws -> [Proposal] {
         await setIdle(push: false)
-        let pulledFromUpstream = try await database.changesKnownToRemote(remote, among: batch, in: collection)
-        let changes = pulledFromUpstream.isEmpty ? batch : batch.filter { !pulledFromUpstream.contains($0.docID) }
+        let onUpstream = try await database.revisionsKnownToRemote(remote, of: batch.map(\.docID), in: collection)
+        let changes = onUpstream.isEmpty ? batch : batch.filter { onUpstream[$0.docID] != $0.revID }
         guard !changes.isEmpty else { return [] }
         await replicator.recordTotal(changes.count)
         var proposals: [Proposal] = []
         for change in changes {
-            proposals.append(Proposal(change: change, remoteRevision: try await presumedRemoteRevision(of: change)))
+            proposals.append(try await proposal(for: change, pulledRevision: onUpstream[change.docID]))
         }
         var (accepted, conflicts) = try await propose(proposals)
         // A 409 naming an ancestor of ours only means the guessed remote revision was stale.
@@ -147,6 +147,16 @@ extension ActiveReplicatorSession {
             }
         }
         return (accepted, conflicts)
+    }
+
+    /// A change to a document pulled from the upstream is proposed on top of the pulled revision, which the
+    /// upstream is sure to have, so its `rev` history stops there; any other on top of a guess.
+    private func proposal(for change: Change, pulledRevision: RevisionID?) async throws -> Proposal {
+        if let pulledRevision, try await ancestry(of: change)?.contains(pulledRevision) == true {
+            return Proposal(
+                change: change, remoteRevision: try WireRevisionID(pulledRevision), remoteRevisionIsKnown: true)
+        }
+        return Proposal(change: change, remoteRevision: try await presumedRemoteRevision(of: change))
     }
 
     /// The revision the upstream most likely has: the parent of ours. A document pulled from the

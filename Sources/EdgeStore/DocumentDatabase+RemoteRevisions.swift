@@ -33,29 +33,32 @@ extension DocumentDatabase {
         }
     }
 
-    /// The documents among `changes` whose revision in that change is the one `remote` is known to have: a
-    /// push to `remote` has nothing to propose for them.
-    public func changesKnownToRemote(
-        _ remote: RemoteDatabaseID, among changes: [Change], in collection: CollectionName = .default
-    ) async throws -> Set<String> {
-        guard !changes.isEmpty else { return [] }
+    /// The revision `remote` is known to have of each of `docIDs` that it sent here. A change whose revision is
+    /// that one has nothing to push to `remote`; a later revision descending from it can be pushed on top of it.
+    public func revisionsKnownToRemote(
+        _ remote: RemoteDatabaseID, of docIDs: [String], in collection: CollectionName = .default
+    ) async throws -> [String: RevisionID] {
+        guard !docIDs.isEmpty else { return [:] }
         return try await read { db in
             guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
-                return []
+                return [:]
             }
             let statement = try db.cachedStatement(
                 sql: """
                     SELECT r.rev_id FROM remote_revisions r JOIN documents d ON d.id = r.doc_row
                     WHERE r.remote_id = ? AND d.collection_id = ? AND d.doc_id = ?
                     """)
-            var known: Set<String> = []
-            for change in changes {
-                let revID = try statement.directFirstRow(
-                    [.integer(remote.rawValue), .integer(collectionID), .text(change.docID)]
+            var known: [String: RevisionID] = [:]
+            for docID in docIDs {
+                let stored = try statement.directFirstRow(
+                    [.integer(remote.rawValue), .integer(collectionID), .text(docID)]
                 ) { row in row.string(0) }
-                if revID.flatMap({ $0 }) == change.revID.description {
-                    known.insert(change.docID)
+                guard let text = stored.flatMap({ $0 }) else { continue }
+                guard let revID = try? RevisionID(text) else {
+                    throw StoreError.corruptDatabase(
+                        path: "remote_revisions", reason: "stored revision ID '\(text)' is malformed")
                 }
+                known[docID] = revID
             }
             return known
         }

@@ -36,7 +36,7 @@ extension DocumentDatabase {
     }
 
     /// - Parameter remote: the remote database the revisions were pulled from, which is then known to have each
-    ///   one stored (see `changesKnownToRemote`); `nil` for revisions a client pushed here.
+    ///   one stored (see `revisionsKnownToRemote`); `nil` for revisions a client pushed here.
     func insertPreparedRevisions(
         _ prepared: [PreparedRevision], in collection: CollectionName,
         resolvingConflictsWith resolver: ConflictResolving?, receivedFrom remote: RemoteDatabaseID? = nil

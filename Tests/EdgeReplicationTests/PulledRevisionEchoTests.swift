@@ -70,6 +70,34 @@ struct PulledRevisionEchoTests {
         }
     }
 
+    @Test("a pulled document edited twice is proposed once, on top of the pulled revision, with the history after it")
+    func editedTwiceAfterPull() async throws {
+        try await TestGateway.run { hub in
+            let hubDatabase = try await hub.database
+            let hubCounters = try #require(hub.listener.databaseReplicationCounters[TestGateway.databaseName])
+            let pulled = try await hubDatabase.save("doc", body: Data(#"{"n":1}"#.utf8), parentRevID: nil).revID
+            try await LocalDatabase.run { local in
+                let status = try await local.replicate(with: hub, .pull)
+                #expect(status.lastError == nil)
+                var revision = pulled
+                for n in 2...3 {
+                    revision = try await local.database.save(
+                        "doc", body: Data(#"{"n":\#(n)}"#.utf8), parentRevID: revision
+                    ).revID
+                }
+                let pushed = try await local.replicate(with: hub, .push)
+                #expect(pushed.lastError == nil)
+                // Guessing the parent (generation 2) would have cost a 409 and a second proposal.
+                #expect(hubCounters.revisionsProposed == 1)
+                #expect(hubCounters.conflicts == 0)
+                #expect(try await hubDatabase.document("doc")?.revID == revision)
+                #expect(
+                    try await hubDatabase.revisionHistory("doc", revID: revision)
+                        == local.database.revisionHistory("doc", revID: revision))
+            }
+        }
+    }
+
     /// Waits until the replicator's push has gone past every local change, proposing it or leaving it out.
     static func waitUntilPushed(everythingIn database: DocumentDatabase, by replicator: ActiveReplicator) async throws {
         let last = try await database.lastSequence()

@@ -27,12 +27,14 @@ struct RemoteRevisionTests {
             // Read before the edit, the change still names the pulled revision: nothing to push for that row,
             // and the edit comes as a later change.
             let beforeEdit = try await database.changes(since: 0)
-            #expect(try await database.changesKnownToRemote(hub, among: beforeEdit) == ["pulled", "edited"])
+            #expect(try await database.knownChanges(hub, beforeEdit) == ["pulled", "edited"])
             _ = try await database.save("edited", body: json(#"{"edited":true}"#), parentRevID: rev(1, "b"))
 
             let changes = try await database.changes(since: 0)
-            #expect(try await database.changesKnownToRemote(hub, among: changes) == ["pulled"])
-            #expect(try await database.changesKnownToRemote(other, among: changes).isEmpty)
+            #expect(try await database.knownChanges(hub, changes) == ["pulled"])
+            #expect(try await database.knownChanges(other, changes).isEmpty)
+            // The edit descends from the pulled revision, which stays the one the remote is known to have.
+            #expect(try await database.revisionsKnownToRemote(hub, of: ["edited", "pushed"]) == ["edited": rev(1, "b")])
         }
     }
 
@@ -49,7 +51,7 @@ struct RemoteRevisionTests {
             _ = try await RevisionInserter(database: database, resolver: { _ in .remote }, receivedFrom: hub)
                 .insert(existing("takes-remote", 2, "b", body: #"{"side":"remote"}"#))
             let changes = try await database.changes(since: 0)
-            #expect(try await database.changesKnownToRemote(hub, among: changes) == ["takes-remote"])
+            #expect(try await database.knownChanges(hub, changes) == ["takes-remote"])
         }
     }
 
@@ -61,7 +63,15 @@ struct RemoteRevisionTests {
             try await database.purge("doc")
             _ = try await database.insertExistingRevisions([existing("doc", 1, "a")])
             let changes = try await database.changes(since: 0)
-            #expect(try await database.changesKnownToRemote(hub, among: changes).isEmpty)
+            #expect(try await database.knownChanges(hub, changes).isEmpty)
         }
+    }
+}
+
+extension DocumentDatabase {
+    /// The documents among `changes` that a push to `remote` leaves out: their revision is the one it sent.
+    fileprivate func knownChanges(_ remote: RemoteDatabaseID, _ changes: [Change]) async throws -> Set<String> {
+        let known = try await revisionsKnownToRemote(remote, of: changes.map(\.docID))
+        return Set(changes.filter { known[$0.docID] == $0.revID }.map(\.docID))
     }
 }

@@ -149,10 +149,20 @@ public actor BLIPConnection {
                 await fail(.textMessageReceived)
                 return
             case .binary:
+                // RFC 6455 §5.4: a fragmented message's frames may not be interleaved with another message's.
+                guard !isFragmented else {
+                    await fail(.unexpectedWebSocketFrame(.newMessageInsideFragmentedMessage))
+                    return
+                }
                 message = frame.data
                 isFragmented = !frame.fin
             case .continuation:
-                guard isFragmented else { continue }
+                // A continuation with nothing to continue cannot be framed into any message (RFC 6455 §5.4);
+                // skipping it would leave the peer waiting for an answer until a timeout.
+                guard isFragmented else {
+                    await fail(.unexpectedWebSocketFrame(.continuationWithoutFirstFragment))
+                    return
+                }
                 var data = frame.data
                 message.writeBuffer(&data)
                 isFragmented = !frame.fin

@@ -6,6 +6,8 @@ public enum BLIPConnectionError: Error, Sendable, Hashable, CustomStringConverti
     case protocolViolation(BLIPProtocolError)
     /// The peer sent a text WebSocket message, which BLIP does not use; closed with 1002.
     case textMessageReceived
+    /// The peer's WebSocket frames did not form whole messages; closed with 1002.
+    case unexpectedWebSocketFrame(WebSocketFragmentationError)
     /// We closed the connection with this code.
     case closedLocally(WebSocketCloseCode)
     /// The WebSocket ended without a BLIP-level failure.
@@ -21,6 +23,7 @@ public enum BLIPConnectionError: Error, Sendable, Hashable, CustomStringConverti
         switch self {
         case .protocolViolation(let error): "BLIP protocol violation: \(error)"
         case .textMessageReceived: "text WebSocket message received; BLIP uses binary messages only"
+        case .unexpectedWebSocketFrame(let error): "\(error)"
         case .closedLocally(let code): "connection closed locally with code \(code)"
         case .closedByPeer: "connection closed by peer"
         case .writeFailed(let reason): "WebSocket write failed: \(reason)"
@@ -36,10 +39,27 @@ public enum BLIPConnectionError: Error, Sendable, Hashable, CustomStringConverti
     /// in logs.
     var closeCode: WebSocketCloseCode {
         switch self {
-        case .protocolViolation, .textMessageReceived: .protocolError
+        case .protocolViolation, .textMessageReceived, .unexpectedWebSocketFrame: .protocolError
         case .closedLocally(let code): code
         case .closedByPeer: .normal
         case .writeFailed, .alreadyStarted, .encodingFailed: .internalError
+        }
+    }
+}
+
+/// How a peer's WebSocket frames failed to make up messages (RFC 6455 §5.4).
+public enum WebSocketFragmentationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A continuation frame arrived while no fragmented message was open.
+    case continuationWithoutFirstFragment
+    /// A new data frame arrived before the fragmented message in progress was finished.
+    case newMessageInsideFragmentedMessage
+
+    public var description: String {
+        switch self {
+        case .continuationWithoutFirstFragment:
+            "WebSocket continuation frame without a first fragment"
+        case .newMessageInsideFragmentedMessage:
+            "WebSocket data frame inside an unfinished fragmented message"
         }
     }
 }

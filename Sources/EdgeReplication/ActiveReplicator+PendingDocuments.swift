@@ -3,23 +3,25 @@ import Foundation
 
 extension ActiveReplicator {
     /// Documents changed locally after the push checkpoint, within the document-ID filter: what
-    /// the next push will propose, like Couchbase Lite's `pendingDocumentIds`.
-    ///
-    /// A document pulled from the upstream is listed too until a push has proposed it (the
-    /// upstream then answers that it has it): this store does not record which peer a revision
-    /// came from, which LiteCore uses to leave such documents out.
+    /// the next push will propose, like Couchbase Lite's `pendingDocumentIds`. Documents whose current revision
+    /// was pulled from this upstream are left out, as the push leaves them out.
     public func pendingDocumentIDs() async throws -> Set<String> {
         let since = try await pushedSequence(for: "pendingDocumentIDs")
-        let changes = try await database.changes(since: since, options: configuration.pushedChanges)
-        return Set(changes.map(\.docID))
+        return try await pendingDocuments(since: since, options: configuration.pushedChanges)
     }
 
     /// Whether `docID` has a local change the next push will propose (see `pendingDocumentIDs`).
     public func isDocumentPending(_ docID: String) async throws -> Bool {
         let since = try await pushedSequence(for: "isDocumentPending")
         if let filter = configuration.documentIDFilter, !filter.contains(docID) { return false }
-        guard let document = try await database.document(docID) else { return false }
-        return document.sequence > since
+        return try await !pendingDocuments(since: since, options: ChangesOptions(docIDs: [docID])).isEmpty
+    }
+
+    private func pendingDocuments(since: Int64, options: ChangesOptions) async throws -> Set<String> {
+        let changes = try await database.changes(since: since, options: options)
+        let remote = try await database.remoteDatabaseID(identifiedBy: configuration.remoteUUID)
+        let onUpstream = try await database.revisionsKnownToRemote(remote, of: changes.map(\.docID))
+        return Set(changes.filter { onUpstream[$0.docID] != $0.revID }.map(\.docID))
     }
 
     /// The local sequence up to which everything was pushed: the running session's position, else

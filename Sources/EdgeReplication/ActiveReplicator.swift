@@ -364,14 +364,15 @@ public actor ActiveReplicator {
     /// returns the peer's checkpoints, and every message of collection *i* carries `collection: i`.
     private func openSessions(over connection: BLIPConnection) async throws -> [ActiveReplicatorSession] {
         let collections = configuration.collections
+        let remote = try await database.remoteDatabaseID(identifiedBy: configuration.remoteUUID)
         if collections == [.default] {
             let checkpointer = try await Checkpointer(
                 database: database, checkpointID: checkpointID(), connection: connection, logger: logger)
             try await checkpointer.reconcileWithPeer()
             return [
                 ActiveReplicatorSession(
-                    replicator: self, connection: connection, database: database, checkpointer: checkpointer,
-                    configuration: configuration, logger: logger)
+                    replicator: self, connection: connection, database: database, remote: remote,
+                    checkpointer: checkpointer, configuration: configuration, logger: logger)
             ]
         }
         var checkpointers: [Checkpointer] = []
@@ -404,7 +405,8 @@ public actor ActiveReplicator {
             await checkpointers[index].reconcile(withPeerEntry: entry)
             sessions.append(
                 ActiveReplicatorSession(
-                    replicator: self, connection: connection, database: database, collection: collections[index],
+                    replicator: self, connection: connection, database: database, remote: remote,
+                    collection: collections[index],
                     collectionIndex: index, checkpointer: checkpointers[index], configuration: configuration,
                     logger: logger))
         }

@@ -39,12 +39,19 @@ extension ActiveReplicatorSession {
 
     /// Proposes a batch; returns what the upstream accepted, after retrying rows whose guessed
     /// remote revision was stale.
+    ///
+    /// Revisions pulled from this upstream and not changed here since are left out, as LiteCore's pusher does:
+    /// the upstream has them, and proposing them back would only cost a round trip, or a false conflict when the
+    /// upstream replaced one in the meantime.
     func proposeBatch(_ batch: [Change]) async throws -> [Proposal] {
         await setIdle(push: false)
-        await replicator.recordTotal(batch.count)
+        let onUpstream = try await database.revisionsKnownToRemote(remote, of: batch.map(\.docID), in: collection)
+        let changes = onUpstream.isEmpty ? batch : batch.filter { onUpstream[$0.docID] != $0.revID }
+        guard !changes.isEmpty else { return [] }
+        await replicator.recordTotal(changes.count)
         var proposals: [Proposal] = []
-        for change in batch {
-            proposals.append(Proposal(change: change, remoteRevision: try await presumedRemoteRevision(of: change)))
+        for change in changes {
+            proposals.append(try await proposal(for: change, pulledRevision: onUpstream[change.docID]))
         }
         var (accepted, conflicts) = try await propose(proposals)
         // A 409 naming an ancestor of ours only means the guessed remote revision was stale.
@@ -122,6 +129,7 @@ extension ActiveReplicatorSession {
                 docID: proposal.change.docID, revisionID: try WireRevisionID(proposal.change.revID),
                 remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
         }
+        replicator.counters.countProposed(revisions: rows.count)
         let reply = try await send(ProposeChangesRequest(rows: rows, collection: collectionIndex), expecting: ProposeChangesReply.self, isUrgent: true)
         maxHistory = reply.capabilities.maxHistory ?? maxHistory
         var accepted: [Proposal] = []
@@ -139,6 +147,16 @@ extension ActiveReplicatorSession {
             }
         }
         return (accepted, conflicts)
+    }
+
+    /// A change to a document pulled from the upstream is proposed on top of the pulled revision, which the
+    /// upstream is sure to have, so its `rev` history stops there; any other on top of a guess.
+    private func proposal(for change: Change, pulledRevision: RevisionID?) async throws -> Proposal {
+        if let pulledRevision, try await ancestry(of: change)?.contains(pulledRevision) == true {
+            return Proposal(
+                change: change, remoteRevision: try WireRevisionID(pulledRevision), remoteRevisionIsKnown: true)
+        }
+        return Proposal(change: change, remoteRevision: try await presumedRemoteRevision(of: change))
     }
 
     /// The revision the upstream most likely has: the parent of ours. A document pulled from the

@@ -43,6 +43,8 @@ actor ActiveReplicatorSession {
     let replicator: ActiveReplicator
     let connection: BLIPConnection
     let database: DocumentDatabase
+    /// The upstream as this database numbers it: what it pulled from there is not pushed back.
+    let remote: RemoteDatabaseID
     /// The local collection this session replicates.
     let collection: EdgeStore.CollectionName
     /// Its `collection` number on this connection; `nil` in legacy mode, where no message carries one.
@@ -79,19 +81,21 @@ actor ActiveReplicatorSession {
 
     init(
         replicator: ActiveReplicator, connection: BLIPConnection, database: DocumentDatabase,
-        collection: EdgeStore.CollectionName = .default, collectionIndex: Int? = nil,
+        remote: RemoteDatabaseID, collection: EdgeStore.CollectionName = .default, collectionIndex: Int? = nil,
         checkpointer: Checkpointer, configuration: ActiveReplicator.Configuration, logger: Logger
     ) {
         self.replicator = replicator
         self.connection = connection
         self.database = database
+        self.remote = remote
         self.collection = collection
         self.collectionIndex = collectionIndex
         self.checkpointer = checkpointer
         self.configuration = configuration
         self.logger = logger
         let resolver = configuration.conflictResolver
-        inserter = RevisionInserter(database: database, collection: collection, resolver: { resolver.resolve($0) })
+        inserter = RevisionInserter(
+            database: database, collection: collection, resolver: { resolver.resolve($0) }, receivedFrom: remote)
         pushIsIdle = !configuration.direction.pushes
         pullIsIdle = !configuration.direction.pulls
     }

@@ -12,6 +12,7 @@ extension PassiveReplicationSession {
         if request.isNoReply {
             return request.reply()
         }
+        counters.countProposed(revisions: decoded.rows.count)
         var statuses = [ProposeChangesReply.Status](repeating: .accepted, count: decoded.rows.count)
         var proposals: [EdgeStore.ProposedChange] = []
         var proposalRows: [Int] = []
@@ -52,6 +53,7 @@ extension PassiveReplicationSession {
         if decoded.isCaughtUp || request.isNoReply {
             return request.reply()
         }
+        counters.countProposed(revisions: decoded.rows.count)
         var entries = [ChangesReply.Entry](repeating: .skip, count: decoded.rows.count)
         var queries: [RevisionQuery] = []
         var queryRows: [Int] = []

@@ -17,6 +17,7 @@ public final class ReplicationCounters: Sendable {
     private let rejectedPulls = Atomic<Int>(0)
     private let conflictCount = Atomic<Int>(0)
     private let missingRevisionCount = Atomic<Int>(0)
+    private let proposedRevisionCount = Atomic<Int>(0)
     /// Failures counted by kind where they happen; rare, so a lock is cheap.
     private let failures = Mutex<[ReplicationErrorKind: Int]>([:])
     private let aggregate: ReplicationCounters?
@@ -39,6 +40,11 @@ public final class ReplicationCounters: Sendable {
     public var conflicts: Int { conflictCount.load(ordering: .relaxed) }
     /// Revisions offered but then reported unavailable by their sender (`norev`, or a `rev` carrying an error).
     public var missingRevisions: Int { missingRevisionCount.load(ordering: .relaxed) }
+
+    /// Revisions the pushing side offered (rows of `proposeChanges`, or of `changes` from a pusher), whether the
+    /// receiver then wanted them or not, as Sync Gateway's `propose_change_count`. Counted where the offers arrive
+    /// for a listener, where they leave for an upstream.
+    public var revisionsProposed: Int { proposedRevisionCount.load(ordering: .relaxed) }
 
     /// Failures of one kind since start. Conflicts, missing and rejected revisions are the counts above.
     public func errors(of kind: ReplicationErrorKind) -> Int {
@@ -105,6 +111,11 @@ public final class ReplicationCounters: Sendable {
     func countConflict() {
         conflictCount.add(1, ordering: .relaxed)
         aggregate?.countConflict()
+    }
+
+    func countProposed(revisions: Int) {
+        proposedRevisionCount.add(revisions, ordering: .relaxed)
+        aggregate?.countProposed(revisions: revisions)
     }
 
     func countMissingRevision() {

@@ -51,7 +51,7 @@ public enum ReplicationErrorKind: String, CaseIterable, Sendable {
             }
         case let error as BLIPConnectionError:
             switch error {
-            case .protocolViolation, .textMessageReceived: self = .protocol
+            case .protocolViolation, .textMessageReceived, .unexpectedWebSocketFrame: self = .protocol
             case .closedByPeer, .closedLocally, .writeFailed: self = .network
             case .alreadyStarted, .encodingFailed: self = .other
             }

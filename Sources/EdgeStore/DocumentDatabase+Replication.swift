@@ -35,9 +35,11 @@ extension DocumentDatabase {
         }
     }
 
+    /// - Parameter remote: the remote database the revisions were pulled from, which is then known to have each
+    ///   one stored (see `revisionsKnownToRemote`); `nil` for revisions a client pushed here.
     func insertPreparedRevisions(
         _ prepared: [PreparedRevision], in collection: CollectionName,
-        resolvingConflictsWith resolver: ConflictResolving?
+        resolvingConflictsWith resolver: ConflictResolving?, receivedFrom remote: RemoteDatabaseID? = nil
     ) async throws -> [ExistingRevisionResult] {
         try await write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
@@ -49,10 +51,20 @@ extension DocumentDatabase {
                 case .failure(let error):
                     results.append(.failed(error))
                 case .success(let (revision, digests)):
-                    results.append(
-                        try Self.insert(
-                            revision, blobDigests: digests, collectionID: collectionID,
-                            resolver: resolver, storage: &storage))
+                    let result = try Self.insert(
+                        revision, blobDigests: digests, collectionID: collectionID,
+                        resolver: resolver, storage: &storage)
+                    results.append(result)
+                    switch (result, remote) {
+                    case (.inserted, let remote?), (.resolvedConflict, let remote?), (.alreadyPresent, let remote?):
+                        // The remote has the revision it sent, whatever the resolver made current here: a
+                        // resolution other than the remote's own revision is a new revision, which is pushed.
+                        try Self.recordRevision(
+                            revision.revID, ofDocument: revision.docID, collectionID: collectionID,
+                            onRemote: remote, in: db)
+                    case (.failed, _), (_, nil):
+                        break
+                    }
                 }
             }
             try storage.finish()

@@ -56,6 +56,24 @@ extension DocumentDatabase {
                 sql: "INSERT INTO collections (scope, name) VALUES (?, ?)",
                 arguments: [CollectionName.defaultName, CollectionName.defaultName])
         }
+        migrator.registerMigration("v2") { db in
+            try db.execute(
+                sql: """
+                    -- The peers this database replicates with as the active side, by the identity their checkpoints
+                    -- are keyed by.
+                    CREATE TABLE remote_databases (
+                        id INTEGER PRIMARY KEY,
+                        identity TEXT NOT NULL UNIQUE);
+                    -- Per remote database and document, the revision it is known to have because it was pulled from
+                    -- there: the push leaves out a document whose current revision is still that one.
+                    CREATE TABLE remote_revisions (
+                        remote_id INTEGER NOT NULL,
+                        doc_row INTEGER NOT NULL,
+                        rev_id TEXT NOT NULL,
+                        PRIMARY KEY (remote_id, doc_row)) WITHOUT ROWID;
+                    CREATE INDEX remote_revisions_by_doc ON remote_revisions (doc_row);
+                    """)
+        }
         return migrator
     }()
 

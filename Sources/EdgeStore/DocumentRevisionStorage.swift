@@ -200,6 +200,8 @@ struct DocumentRevisionStorage {
 
     /// Removes a document, its whole tree and its blob references. The sequence counter is untouched.
     func purge(docRow: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM remote_revisions WHERE doc_row = ?").execute(
+            arguments: [docRow])
         try db.cachedStatement(sql: "DELETE FROM revision_blobs WHERE doc_row = ?").execute(
             arguments: [docRow])
         try db.cachedStatement(sql: "DELETE FROM revisions WHERE doc_row = ?").execute(arguments: [

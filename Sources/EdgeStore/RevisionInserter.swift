@@ -14,6 +14,7 @@ public actor RevisionInserter {
     private let database: DocumentDatabase
     private let collection: CollectionName
     private let resolver: ConflictResolving?
+    private let remote: RemoteDatabaseID?
     private let maxBatchSize: Int
     private var waiting: [Waiting] = []
     private var isWriting = false
@@ -28,16 +29,19 @@ public actor RevisionInserter {
     static let gatherDelay = Duration.milliseconds(3)
     static let streamingGap = Duration.milliseconds(20)
 
-    /// - Parameter resolver: as for `insertExistingRevisions`; every revision of this inserter
-    ///   shares it.
+    /// - Parameters:
+    ///   - resolver: as for `insertExistingRevisions`; every revision of this inserter shares it.
+    ///   - remote: the remote database a puller's revisions come from, recorded as having each one it sent so
+    ///     that the push to it leaves them out; `nil` for revisions that clients push here.
     public init(
         database: DocumentDatabase, collection: CollectionName = .default, resolver: ConflictResolving? = nil,
-        maxBatchSize: Int = 500
+        receivedFrom remote: RemoteDatabaseID? = nil, maxBatchSize: Int = 500
     ) {
         precondition(maxBatchSize >= 1, "a batch holds at least one revision")
         self.database = database
         self.collection = collection
         self.resolver = resolver
+        self.remote = remote
         self.maxBatchSize = maxBatchSize
     }
 
@@ -89,7 +93,7 @@ public actor RevisionInserter {
 
     private func write(_ batch: [Waiting]) async throws {
         let results = try await database.insertPreparedRevisions(
-            batch.map(\.revision), in: collection, resolvingConflictsWith: resolver)
+            batch.map(\.revision), in: collection, resolvingConflictsWith: resolver, receivedFrom: remote)
         for (item, result) in zip(batch, results) {
             item.continuation.resume(returning: result)
         }

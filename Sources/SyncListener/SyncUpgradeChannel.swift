@@ -96,6 +96,8 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                             type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
                         try channel.pipeline.syncOperations.addHandler(
                             RequestBehindUpgradeGuard(logger: logger), position: .before(frameDecoder))
+                        try channel.pipeline.syncOperations.addHandler(
+                            UnmaskedClientFrameGuard(logger: logger), position: .after(frameDecoder))
                         if let closer = try? channel.pipeline.syncOperations.handler(type: IdleConnectionCloser.self) {
                             closer.speaksWebSocket = true
                         }

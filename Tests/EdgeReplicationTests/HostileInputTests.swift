@@ -29,6 +29,8 @@ struct HostileInputTests {
         var chunks: [[UInt8]]
         var expected: Expected
         var needsCredentials = false
+        /// Words a log line of the listener must contain, naming why it closed.
+        var loggedReason: String?
     }
 
     static let upgradeHead =
@@ -176,6 +178,26 @@ struct HostileInputTests {
         ]
     }
 
+    /// Frames a server must refuse although the decoders below it accept them: unmasked client frames (RFC 6455
+    /// §5.1), fragments that make up no message (§5.4), a BLIP frame type that BLIP 3 does not define. Each was
+    /// once served or left unanswered until the idle timeout.
+    static var maskingAndFragmentationCases: [Case] {
+        let validRequest = blipFrame(
+            number: 1, type: .request, payload: blipPayload("Profile\u{0}getCheckpoint\u{0}client\u{0}x\u{0}"))
+        // The type sits in the low three bits of the flags byte, which follows the one-byte message number; the
+        // checksum covers the payload only, so the frame is otherwise intact.
+        var undefinedType = validRequest
+        undefinedType[1] = (undefinedType[1] & ~BLIPFrameFlags.typeMask) | 7
+        return [
+            Case(name: "a valid BLIP request in an unmasked frame", chunks: afterUpgrade(webSocketFrame(opcode: 0x2, payload: validRequest, masked: false)), expected: .closeCode(1002), loggedReason: "unmasked frame"),
+            Case(name: "an unmasked ping", chunks: afterUpgrade(webSocketFrame(opcode: 0x9, payload: [], masked: false)), expected: .closeCode(1002), loggedReason: "unmasked frame"),
+            Case(name: "a valid BLIP request in an unmasked frame in the same packet as the upgrade", chunks: [upgrade + webSocketFrame(opcode: 0x2, payload: validRequest, masked: false)], expected: .closeCode(1002), loggedReason: "unmasked frame"),
+            Case(name: "a continuation frame without a first fragment", chunks: afterUpgrade(webSocketFrame(opcode: 0x0, payload: validRequest)), expected: .closeCode(1002), loggedReason: "continuation frame without a first fragment"),
+            Case(name: "a new binary frame inside an unfinished fragmented message", chunks: afterUpgrade(webSocketFrame(opcode: 0x2, payload: Array(validRequest.prefix(4)), fin: false) + webSocketFrame(opcode: 0x2, payload: validRequest)), expected: .closeCode(1002), loggedReason: "inside an unfinished fragmented message"),
+            Case(name: "a BLIP frame of undefined type 7", chunks: afterUpgrade(binary(undefinedType)), expected: .closeCode(1002), loggedReason: "unknown BLIP frame type 7"),
+        ]
+    }
+
     struct Observed: Sendable, CustomStringConvertible {
         var exchange: RawExchange
 
@@ -223,6 +245,7 @@ struct HostileInputTests {
         for (cases, authentication) in [
             (Self.httpCases + Self.framingCases, ListenerAuthentication.none),
             (Self.authenticationCases, ListenerTests.users),
+            (Self.maskingAndFragmentationCases, ListenerAuthentication.none),
         ] {
             try await TestGateway.run(
                 settings: TestGateway.settings(authentication: authentication), logger: logs.logger(level: .debug)
@@ -232,8 +255,11 @@ struct HostileInputTests {
                     try await ListenerResourceLimitTests.expectAnswered(by: bystander)
                     let results = try await Self.send(cases, to: gateway, logs: logs)
                     for result in results {
-                        let (item, observed, _) = result
+                        let (item, observed, lines) = result
                         await table.append(result)
+                        if let reason = item.loggedReason {
+                            #expect(lines.contains { $0.contains(reason) }, "\(item.name): no log line names \"\(reason)\"")
+                        }
                         #expect(
                             observed.outcome?.description == item.expected.description,
                             "\(item.name): expected \(item.expected), got \(observed)")

@@ -31,6 +31,7 @@ struct ReplicationErrorKindTests {
             (ActiveReplicatorError.peerRefused(request: "rev", domain: "HTTP", code: 500, message: ""), .peerRefused),
             (ActiveReplicatorError.storeFailed(docID: "a", reason: "EIO"), .storage),
             (BLIPConnectionError.textMessageReceived, .protocol),
+            (BLIPConnectionError.unexpectedWebSocketFrame(.continuationWithoutFirstFragment), .protocol),
             (BLIPConnectionError.writeFailed("reset"), .network),
             (BLIPErrorReply(domain: "HTTP", code: 404), .peerRefused),
             (CancellationError(), .other),

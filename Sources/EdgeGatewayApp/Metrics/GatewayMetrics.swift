@@ -109,6 +109,8 @@ extension GatewayMetrics {
         advance("\(prefix)_revisions_rejected_total", received, to: receivedRejected)
         advance("\(prefix)_revisions_rejected_total", sent, to: sentRejected)
         advance("\(prefix)_conflicts_total", labels, to: counters.conflicts)
+        // Offers go from the pushing side: received by a listener, sent by an upstream replicator.
+        advance("\(prefix)_revisions_proposed_total", receivedArePushes ? received : sent, to: counters.revisionsProposed)
         // Every kind, zeros included, so that a rate over any of them is defined from the first scrape.
         for kind in ReplicationErrorKind.allCases {
             advance("\(prefix)_errors_total", labels + [("kind", kind.rawValue)], to: counters.errors(of: kind))

@@ -13,13 +13,13 @@ extension BLIPConnection {
         do throws(BLIPProtocolError) {
             try receiveFrame(bytes)
             return true
+        } catch .unknownFrameType(let type) {
+            // Spec §2.11: frames of the undefined types 3, 6 and 7 are skipped, as LiteCore does ("Unknown BLIP
+            // frame type received", BLIPConnection.cc `_onWebSocketMessages`), for forward compatibility. The
+            // decoder rejected the header before touching its inflater or checksum, so later frames still decode.
+            logger.warning("ignoring BLIP frame of unknown type", metadata: ["blip.frame_type": "\(type)"])
+            return true
         } catch {
-            // Frames of an undefined type (3, 6 or 7; spec §2.3) are fatal here too. LiteCore logs "Unknown BLIP
-            // frame type received" and skips them, for forward compatibility (BLIPConnection.cc,
-            // `_onWebSocketMessages`); but a new frame type would come with a new subprotocol (`BLIP_4`) that
-            // this side would not negotiate, and neither LiteCore nor go-blip sends one under BLIP_3. So such a
-            // frame comes from a broken or hostile peer, which learns at once instead of waiting for a reply
-            // until the idle timeout.
             await fail(.protocolViolation(error))
             return false
         }

@@ -205,7 +205,7 @@ struct CertCommand: ParsableCommand {
                 )
             }
             guard let pkcs12 else { throw ValidationError("--pkcs12 is missing") }
-            let password = try passwordFile.map(IdentityFiles.readPassword) ?? ""
+            let password = try passwordFile.map(PasswordFile.read) ?? ""
             let identity = try TLSIdentity.load(pkcs12File: pkcs12, password: password)
             return try IdentityFiles.PEMPair(identity: identity)
         }
@@ -299,16 +299,6 @@ enum IdentityFiles {
                 description: "cannot move '\(source)' to '\(destination)': \(String(cString: strerror(errno)))"
             )
         }
-    }
-
-    /// The password in `path`, without the line break editors add at the end.
-    static func readPassword(_ path: String) throws -> String {
-        guard let contents = FileManager.default.contents(atPath: path) else {
-            throw Failure(description: "cannot read the password file '\(path)'")
-        }
-        var password = String(decoding: contents, as: UTF8.self)
-        while password.hasSuffix("\n") || password.hasSuffix("\r") { password.removeLast() }
-        return password
     }
 
     static func pem(label: String, der: [UInt8]) -> String {

@@ -165,8 +165,7 @@ struct ReplicateCommand: AsyncParsableCommand {
 
     private func authentication() throws -> ActiveReplicator.Authentication {
         guard let user, let passwordFile else { return .none }
-        let password = try String(contentsOfFile: passwordFile, encoding: .utf8)
-            .trimmingCharacters(in: .newlines)
+        let password = try PasswordFile.read(passwordFile)
         return .basic(user: user, password: password)
     }
 

@@ -137,10 +137,7 @@ struct UsersCommand: ParsableCommand {
 
         private func readPassword() throws -> String {
             if let passwordFile {
-                guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                    throw ValidationError("cannot read the password file \(passwordFile)")
-                }
-                return text.trimmingCharacters(in: .newlines)
+                return try PasswordFile.read(passwordFile)
             }
             if isatty(STDIN_FILENO) != 0, let entered = getpass("Password for \(name): ") {
                 return String(cString: entered)

@@ -38,6 +38,27 @@ struct UsersCommandTests {
         #expect(missing.standardError.contains("no user named \"nobody\""))
     }
 
+    @Test("--password-file reads a pipe (/dev/stdin) as well as a file, and names the reason when it cannot")
+    func passwordFromPipe() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("users.toml").path
+        let piped = try await EdgeGatewayBinary.run(
+            [
+                "-c", #"printf 'piped-secret\n' | "$0" users add carol --file "$1" --password-file /dev/stdin"#,
+                EdgeGatewayBinary.url.path, file,
+            ],
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(piped.status == 0, "\(piped.standardError)")
+        #expect(piped.standardOutput.contains("added carol"))
+
+        let missing = try await EdgeGatewayBinary.run(
+            ["users", "add", "dave", "--file", file, "--password-file", directory.appendingPathComponent("none").path])
+        #expect(missing.status != 0)
+        #expect(missing.standardError.contains("cannot read the password file"), "\(missing.standardError)")
+        #expect(missing.standardError.contains("No such file or directory"), "\(missing.standardError)")
+    }
+
     @Test("a name with a colon is refused")
     func badName() async throws {
         let directory = try temporaryDirectory()

@@ -158,6 +158,20 @@ func webSocketFrame(
 
 /// The close code of the first close frame in server bytes (server frames are unmasked), if any.
 func closeCode(inServerFrames bytes: [UInt8]) -> Int? {
+    guard let close = serverFrames(bytes).first(where: { $0.opcode == 0x8 }) else { return nil }
+    guard close.payload.count >= 2 else { return close.declaredLength == 0 ? 1005 : nil }
+    return Int(close.payload[close.payload.startIndex]) << 8 | Int(close.payload[close.payload.startIndex + 1])
+}
+
+/// Whether the server sent a binary (BLIP) frame.
+func containsBinaryFrame(inServerFrames bytes: [UInt8]) -> Bool {
+    serverFrames(bytes).contains { $0.opcode == 0x2 }
+}
+
+/// The server's (unmasked) WebSocket frames in `bytes`; a frame cut short at the end has the payload bytes that
+/// arrived.
+func serverFrames(_ bytes: [UInt8]) -> [(opcode: UInt8, declaredLength: Int, payload: ArraySlice<UInt8>)] {
+    var frames: [(opcode: UInt8, declaredLength: Int, payload: ArraySlice<UInt8>)] = []
     var index = 0
     while index + 2 <= bytes.count {
         let opcode = bytes[index] & 0x0F
@@ -170,12 +184,9 @@ func closeCode(inServerFrames bytes: [UInt8]) -> Int? {
             length = bytes[(index + 2)..<(index + 10)].reduce(0) { $0 << 8 | Int($1) }
             headerLength = 10
         }
-        let payloadStart = index + headerLength
-        if opcode == 0x8 {
-            guard length >= 2, payloadStart + 2 <= bytes.count else { return length == 0 ? 1005 : nil }
-            return Int(bytes[payloadStart]) << 8 | Int(bytes[payloadStart + 1])
-        }
+        let payloadStart = min(index + headerLength, bytes.count)
+        frames.append((opcode, length, bytes[payloadStart..<min(payloadStart + length, bytes.count)]))
         index = payloadStart + length
     }
-    return nil
+    return frames
 }

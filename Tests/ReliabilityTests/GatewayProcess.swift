@@ -144,6 +144,11 @@ struct GatewayProcess {
     /// The process's resident and peak resident memory, open descriptors and threads, from /proc.
     struct Usage: CustomStringConvertible {
         var residentKiB = 0
+        /// The resident size split: private memory (the heap, stacks) against mapped files (the binary, its
+        /// libraries) and shared memory (SQLite's WAL index), which grow for different reasons.
+        var anonymousKiB = 0
+        var fileKiB = 0
+        var sharedKiB = 0
         var peakResidentKiB = 0
         var fileDescriptors = 0
         var threads = 0
@@ -152,7 +157,8 @@ struct GatewayProcess {
 
         var description: String {
             let names = threadNames.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
-            return "RSS \(residentKiB / 1024) MiB (peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, "
+            return "RSS \(residentKiB / 1024) MiB (anonymous \(anonymousKiB / 1024), files \(fileKiB / 1024), "
+                + "shared \(sharedKiB / 1024); peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, "
                 + "\(threads) threads (\(names))"
         }
     }
@@ -167,6 +173,9 @@ struct GatewayProcess {
             switch fields[0] {
             case "VmRSS:": usage.residentKiB = value
             case "VmHWM:": usage.peakResidentKiB = value
+            case "RssAnon:": usage.anonymousKiB = value
+            case "RssFile:": usage.fileKiB = value
+            case "RssShmem:": usage.sharedKiB = value
             case "Threads:": usage.threads = value
             default: break
             }

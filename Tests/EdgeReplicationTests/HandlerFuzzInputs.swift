@@ -90,7 +90,9 @@ struct HandlerFuzzInputs {
         counter += 1
         var input = valid()
         if chance(75) {
-            mutate(&input)
+            for _ in 0..<(chance(70) ? 1 : number(2..<4)) {
+                mutate(&input)
+            }
         }
         if chance(3) {
             input.isDuplicated = true
@@ -353,11 +355,26 @@ struct HandlerFuzzInputs {
         #"{"s":"\ud800"}"#, #"{"s":"\u0000"}"#, "[1,2,3,", #"{"a":}"#, "{\"a\":1}garbage", "\u{0}\u{1}\u{2}",
     ]
 
+    /// Deltas that cannot apply to the base they name, or that name impossible operations (spec §6).
+    static let hostileDeltas: [String] = [
+        #"{"text":["99999999999999999999=",0,2]}"#, #"{"text":["-1=",0,2]}"#, #"{"text":["5=",0,2]}"#,
+        #"{"text":["1=1-1+",0,2]}"#, #"{"text":["2+ab|3=",0,2]}"#, #"{"text":["100-",0,2]}"#, #"{"text":["=",0,2]}"#,
+        #"{"text":["1=1=1=1=1=1=1=1=1=1=1=",0,2]}"#, #"{"text":["4294967296+x|",0,2]}"#, #"{"text":["",0,2]}"#,
+        #"{"text":[1,0,2]}"#, #"{"text":["1=",1,2]}"#, #"{"text":["1=",0,3]}"#, #"{"text":["1=",0]}"#,
+        #"{"n":{"5-":[1]}}"#, #"{"n":{"0":1}}"#, #"{"nested":{"a":{"99999999999999999999":1}}}"#,
+        #"{"nested":{"a":{"-1":1}}}"#, #"{"nested":{"a":{"3-":[]}}}"#, #"{"nested":{"a":{"9-":[1]}}}"#,
+        #"{"nested":{"a":{"1-":5}}}"#, #"{"nested":{"a":{"x":1}}}"#, #"{"nested":{"c":{"a":1}}}"#, #"{"text":[]}"#,
+        #"{"missing":[]}"#, "[]", "[1]", "[[1]]", "5", "\"s\"", "null", #"{"_id":"x"}"#, #"{"_deleted":true}"#,
+        #"{"_attachments":{"f":{"stub":true}}}"#, #"{"file":{"digest":"sha1-AAAA"}}"#,
+        #"{"file":{"@type":"blob","digest":"sha1-l/HKHdoEFa1TqxpJsA2C1/FQ0Z4=","length":5}}"#,
+        String(repeating: #"{"a":"#, count: 5_000) + "1" + String(repeating: "}", count: 5_000),
+    ]
+
     private mutating func mutate(_ input: inout HandlerFuzzInput) {
         var pairs = input.message.properties.pairs
         var body = input.message.body
         let mutation: String
-        switch number(0..<15) {
+        switch number(0..<19) {
         case let choice where choice < 3 && pairs.count > 1:
             let index = number(1..<pairs.count)
             if choice == 0 {
@@ -425,6 +442,34 @@ struct HandlerFuzzInputs {
             } else {
                 pairs.append((key: "since", value: String(Int64.max)))
             }
+        case 14:
+            mutation = "longHistory"
+            let top = number(2..<1_000)
+            pairs.removeAll { $0.key == "rev" || $0.key == "history" }
+            pairs.append((key: "rev", value: "\(top)-\(hexDigest())"))
+            let depth = min(top - 1, number(1..<1_000))
+            pairs.append((key: "history", value: (0..<depth).map { "\(top - 1 - $0)-a\($0)" }.joined(separator: ",")))
+        case 15:
+            mutation = "hostileDelta"
+            if !pairs.contains(where: { $0.key == "deltaSrc" }) {
+                let base = pairs.first { $0.key == "history" }?.value.split(separator: ",").first.map(String.init)
+                pairs.append((key: "deltaSrc", value: base ?? "1-\(hexDigest())"))
+            }
+            body = Array(pick(Self.hostileDeltas).utf8)
+        case 16:
+            mutation = "manyRows"
+            let rows = number(100..<1_000)
+            let profile = pairs[0].value
+            body = Array(
+                ("["
+                    + (0..<rows).map { row in
+                        profile == "changes"
+                            ? #"[\#(row),"many-\#(row % 50)","\#(row % 9 + 1)-\#(row)",0,\#(row)]"#
+                            : #"["many-\#(row % 50)","\#(row % 9 + 1)-\#(row)"]"#
+                    }.joined(separator: ",") + "]").utf8)
+        case 17:
+            mutation = "manyDocIDs"
+            body = Array((#"{"docIDs":["# + (0..<number(100..<2_000)).map { #""d\#($0)""# }.joined(separator: ",") + "]}").utf8)
         default:
             mutation = "emptyProperties"
             pairs = [pairs[0]]

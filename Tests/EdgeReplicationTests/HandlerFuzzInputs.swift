@@ -83,7 +83,10 @@ struct HandlerFuzzInputs {
     mutating func pick<T>(_ items: [T]) -> T { items.randomElement(using: &generator)! }
 
     mutating func hexDigest() -> String {
-        (0..<5).map { _ in String(format: "%08x", UInt32(truncatingIfNeeded: generator.next())) }.joined()
+        (0..<5).map { _ in
+            let hex = String(UInt32(truncatingIfNeeded: generator.next()), radix: 16)
+            return String(repeating: "0", count: 8 - hex.count) + hex
+        }.joined()
     }
 
     mutating func next() -> HandlerFuzzInput {
@@ -426,9 +429,8 @@ struct HandlerFuzzInputs {
             body = Self.replacingNumbers(in: body, with: pick(["99999999999999999999999", "-1", "1e400", "-9223372036854775809", "0.5"]))
         case 12:
             mutation = "badRevisionIDs"
-            let text = String(decoding: body, as: UTF8.self)
             let bad = pick(["1-", "0-a", "x", "-3-b", "4294967296-a", "1-a-b", ""])
-            body = Array(text.replacingOccurrences(of: #"\d+-[0-9a-f]{40}"#, with: bad, options: .regularExpression).utf8)
+            body = Self.replacingRevisionIDs(in: body, with: bad)
             for index in pairs.indices where ["rev", "history", "deltaSrc", "replacedRev"].contains(pairs[index].key) {
                 pairs[index].value = bad
             }
@@ -477,6 +479,28 @@ struct HandlerFuzzInputs {
         input.message.properties = BLIPProperties(pairs)
         input.message.body = body
         input.label += "+" + mutation
+    }
+
+    /// `body` with every rev-tree revision ID (`<digits>-<40 lowercase hex digits>`) replaced by `replacement`.
+    static func replacingRevisionIDs(in body: [UInt8], with replacement: String) -> [UInt8] {
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        func isHex(_ byte: UInt8) -> Bool { isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) }
+        var result: [UInt8] = []
+        var index = 0
+        while index < body.count {
+            var end = index
+            while end < body.count, isDigit(body[end]) { end += 1 }
+            if end > index, end + 41 <= body.count, body[end] == UInt8(ascii: "-"),
+                body[(end + 1)..<(end + 41)].allSatisfy(isHex)
+            {
+                result += Array(replacement.utf8)
+                index = end + 41
+            } else {
+                result.append(body[index])
+                index += 1
+            }
+        }
+        return result
     }
 
     /// `body` with every JSON number token replaced by `replacement`.

@@ -396,14 +396,16 @@ struct FuzzLink: Sendable {
     static func with(
         store: FuzzStore, blobs: ClientBlobTable, seed: UInt64, _ body: @Sendable (FuzzLink) async throws -> Void
     ) async throws {
-        let (session, gateway) = try await run(store: store, blobs: blobs, seed: seed, body)
-        try await awaitRelease(session, gateway)
+        let (session, gateway, client) = try await run(store: store, blobs: blobs, seed: seed, body)
+        try await awaitRelease(session, gateway, client)
     }
 
     /// Runs `body` on a new link; returns the gateway's session and connection, weakly held, once both ended.
     private static func run(
         store: FuzzStore, blobs: ClientBlobTable, seed: UInt64, _ body: @Sendable (FuzzLink) async throws -> Void
-    ) async throws -> (WeakReference<PassiveReplicationSession>, WeakReference<BLIPConnection>) {
+    ) async throws -> (
+        WeakReference<PassiveReplicationSession>, WeakReference<BLIPConnection>, WeakReference<BLIPConnection>
+    ) {
         let link = InMemoryBLIPLink()
         let gateway = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: logger)
         let client = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: logger)
@@ -420,19 +422,20 @@ struct FuzzLink: Sendable {
         try await Self.awaitEnd(of: gatewayRun, "the gateway connection")
         await session.stop()
         try result.get()
-        return (WeakReference(session), WeakReference(gateway))
+        return (WeakReference(session), WeakReference(gateway), WeakReference(client))
     }
 
-    /// A closed connection's session and BLIP connection must be freed, or every connection leaks them.
+    /// A closed connection's session and BLIP connections must be freed, or every connection leaks them.
     static func awaitRelease(
-        _ session: WeakReference<PassiveReplicationSession>, _ connection: WeakReference<BLIPConnection>
+        _ session: WeakReference<PassiveReplicationSession>, _ connection: WeakReference<BLIPConnection>,
+        _ client: WeakReference<BLIPConnection>
     ) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
-        while session.object != nil || connection.object != nil {
+        while session.object != nil || connection.object != nil || client.object != nil {
             guard ContinuousClock.now < deadline else {
                 throw NotReleased(
                     description:
-                        "10 s after its connection ended, the session is \(session.object == nil ? "freed" : "alive") and the BLIP connection \(connection.object == nil ? "freed" : "alive")"
+                        "10 s after its connection ended, the session is \(session.object == nil ? "freed" : "alive"), the gateway's BLIP connection \(connection.object == nil ? "freed" : "alive"), the client's \(client.object == nil ? "freed" : "alive")"
                 )
             }
             try await Task.sleep(for: .milliseconds(10))

@@ -68,7 +68,7 @@ struct HandlerFuzzTests {
             done += storeCount
             storeIndex += 1
             print(
-                "fuzz: handlers progress: \(done) inputs, \(ContinuousClock.now - started), resident \(Self.statusKiB("VmRSS:")) KiB"
+                "fuzz: handlers progress: \(done) inputs, \(ContinuousClock.now - started), resident \(Self.statusKiB("VmRSS:")) KiB (anonymous \(Self.statusKiB("RssAnon:")), file \(Self.statusKiB("RssFile:")), shared \(Self.statusKiB("RssShmem:")))"
             )
         }
         let elapsed = ContinuousClock.now - started

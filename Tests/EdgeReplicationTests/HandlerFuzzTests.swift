@@ -114,26 +114,35 @@ struct HandlerFuzzTests {
                 tally.record(input, outcome)
             }
             let remaining = InputBudget(inputs)
-            await withDiscardingTaskGroup { group in
-                for worker in 0..<Self.workers {
-                    group.addTask {
-                        var generator = HandlerFuzzInputs(
-                            recorded: recorded, blobs: blobs, collection: collection, prefix: "w\(epoch)-\(worker)",
-                            seed: seed ^ (epoch << 8 | UInt64(worker)))
-                        while remaining.take() {
-                            let input = generator.next()
-                            for _ in 0..<(input.isDuplicated ? 2 : 1) {
-                                let outcome = await Self.exchange(input, over: link.client)
-                                tally.record(input, outcome)
-                                if case .acknowledged = outcome, let pushed = input.pushed {
-                                    store.acknowledge(pushed)
-                                }
-                                if case .connectionLost = outcome { return }
+            let watchdog = InputWatchdog()
+            let workers = (0..<Self.workers).map { worker in
+                Task {
+                    var generator = HandlerFuzzInputs(
+                        recorded: recorded, blobs: blobs, collection: collection, prefix: "w\(epoch)-\(worker)",
+                        seed: seed ^ (epoch << 8 | UInt64(worker)))
+                    while remaining.take() {
+                        let input = generator.next()
+                        for _ in 0..<(input.isDuplicated ? 2 : 1) {
+                            watchdog.started(worker)
+                            let outcome = await Self.exchange(input, over: link.client)
+                            watchdog.finished(worker)
+                            tally.record(input, outcome)
+                            if case .acknowledged = outcome, let pushed = input.pushed {
+                                store.acknowledge(pushed)
+                            }
+                            switch outcome {
+                            case .connectionLost, .timedOut: return
+                            case .acknowledged, .error, .sentWithoutReply: break
                             }
                         }
                     }
                 }
             }
+            let guarding = Task { await watchdog.guardInputs(of: workers, timeout: Self.inputTimeout) }
+            for worker in workers {
+                await worker.value
+            }
+            guarding.cancel()
             tally.countGatewayRequests(link.handlers.requestsReceived)
             for close in link.link.closes.withLock({ $0 }) where close.byGateway {
                 tally.finding("the gateway closed the connection: \(close.code) \(close.reason)")
@@ -165,26 +174,16 @@ struct HandlerFuzzTests {
                 return .connectionLost("\(error)")
             }
         }
-        return await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask {
-                do {
-                    _ = try await client.sendRequest(input.message)
-                    return .acknowledged
-                } catch let error as BLIPErrorReply {
-                    return .error(domain: error.domain, code: error.code, message: error.message)
-                } catch is CancellationError {
-                    return nil
-                } catch {
-                    return .connectionLost("\(error)")
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: inputTimeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .timedOut
+        do {
+            _ = try await client.sendRequest(input.message)
+            return .acknowledged
+        } catch let error as BLIPErrorReply {
+            return .error(domain: error.domain, code: error.code, message: error.message)
+        } catch is CancellationError {
+            // Only `InputWatchdog` cancels a worker: the reply did not come in time.
+            return .timedOut
+        } catch {
+            return .connectionLost("\(error)")
         }
     }
 
@@ -540,6 +539,33 @@ final class FuzzClientHandlers: Sendable {
                 throw BLIPErrorReply(domain: "HTTP", code: 404, message: "no such blob")
             }
             return request.reply(body: bytes, isCompressed: request.properties["compress"] == "true")
+        }
+    }
+}
+
+/// Bounds every input's wait for its reply: one task for all workers cancels a worker whose request has been
+/// unanswered for the timeout (its `sendRequest` then throws `CancellationError`). A sleeping task per input
+/// would do the same, but on Linux every cancelled `Task.sleep` kept about 1 KiB until long after, which grew
+/// the test by hundreds of megabytes per million inputs.
+final class InputWatchdog: Sendable {
+    private let startTimes = Mutex<[Int: ContinuousClock.Instant]>([:])
+
+    func started(_ worker: Int) {
+        startTimes.withLock { $0[worker] = .now }
+    }
+
+    func finished(_ worker: Int) {
+        startTimes.withLock { $0[worker] = nil }
+    }
+
+    func guardInputs(of workers: [Task<Void, Never>], timeout: Duration) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let now = ContinuousClock.now
+            let late = startTimes.withLock { times in times.filter { now - $0.value > timeout }.map(\.key) }
+            for worker in late {
+                workers[worker].cancel()
+            }
         }
     }
 }

@@ -1,5 +1,4 @@
 import BLIPCodec
-import NIOWebSocket
 
 extension BLIPConnection {
     /// Closes the connection: frames already ready are sent, then the close frame with `code`.
@@ -19,8 +18,7 @@ extension BLIPConnection {
             metadata: ["blip.error": "\(error)", "ws.close_code": "\(error.closeCode)"]
         )
         finish(error)
-        try? await outbound?.close(
-            error.closeCode.webSocketErrorCode, reason: Self.closeReasonText(error.description))
+        try? await writer?.close(error.closeCode, reason: Self.closeReasonText(error.description))
     }
 
     /// Marks the connection closed and releases everyone waiting on it.

@@ -1,6 +1,4 @@
 import BLIPCodec
-import HummingbirdWebSocket
-import NIOCore
 
 extension BLIPConnection {
     /// Sends a request and waits for its reply; an error reply is thrown as `BLIPErrorReply`.
@@ -196,13 +194,13 @@ extension BLIPConnection {
 
     /// The only writer of frames, so that frames reach the socket in the order they were encoded: the
     /// running CRC and deflate stream depend on it.
-    nonisolated func writeLoop(_ outbound: WebSocketOutboundWriter) async {
+    nonisolated func writeLoop(_ writer: some BLIPFrameWriter) async {
         while true {
             switch await nextWriterStep() {
             case .frames(let frames):
                 do {
                     for frame in frames {
-                        try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+                        try await writer.write(frame: frame)
                     }
                 } catch {
                     await finish(.writeFailed(String(describing: error)))
@@ -210,7 +208,7 @@ extension BLIPConnection {
                 }
             case .close(let code, let reason):
                 await finish(.closedLocally(code))
-                try? await outbound.close(code.webSocketErrorCode, reason: reason)
+                try? await writer.close(code, reason: reason)
                 return
             case .stop:
                 return

@@ -59,7 +59,7 @@ public actor BLIPConnection {
     var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
     var writerWakeUp: CheckedContinuation<Void, Never>?
     var incomingRequests: AsyncStream<BLIPMessage>.Continuation?
-    var outbound: WebSocketOutboundWriter?
+    var writer: (any BLIPFrameWriter)?
 
     public init(
         subprotocol: String,
@@ -90,22 +90,43 @@ public actor BLIPConnection {
         inbound: WebSocketInboundStream,
         outbound: WebSocketOutboundWriter
     ) async throws -> BLIPConnectionError {
+        try await run(writer: WebSocketFrameWriter(outbound: outbound)) { try await self.readLoop(inbound) }
+    }
+
+    /// Runs the connection over a channel of whole BLIP frames other than a WebSocket: `incoming` yields the
+    /// peer's frames and ends when the peer is gone; `writer` carries this side's. Returns why it ended.
+    @discardableResult
+    public nonisolated func run(
+        incoming: AsyncStream<[UInt8]>,
+        writer: some BLIPFrameWriter
+    ) async throws -> BLIPConnectionError {
+        try await run(writer: writer) {
+            for await frame in incoming {
+                guard await self.receive(frame) else { return }
+            }
+        }
+    }
+
+    private nonisolated func run(
+        writer: some BLIPFrameWriter,
+        reading: @Sendable () async throws -> Void
+    ) async throws -> BLIPConnectionError {
         let (requests, requestSink) = AsyncStream.makeStream(of: BLIPMessage.self)
-        try await start(outbound: outbound, requestSink: requestSink)
-        var socketError: (any Error)?
+        try await start(writer: writer, requestSink: requestSink)
+        var readError: (any Error)?
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.writeLoop(outbound) }
+            group.addTask { await self.writeLoop(writer) }
             group.addTask { await self.dispatchRequests(requests) }
             do {
-                try await readLoop(inbound)
+                try await reading()
             } catch {
-                socketError = error
+                readError = error
             }
             await finish(.closedByPeer)
             group.cancelAll()
         }
-        if let socketError {
-            throw socketError
+        if let readError {
+            throw readError
         }
         return await closeReason
     }
@@ -128,14 +149,14 @@ public actor BLIPConnection {
     }
 
     private func start(
-        outbound: WebSocketOutboundWriter,
+        writer: some BLIPFrameWriter,
         requestSink: AsyncStream<BLIPMessage>.Continuation
     ) throws(BLIPConnectionError) {
         guard case .idle = state else {
             throw .alreadyStarted
         }
         state = .running
-        self.outbound = outbound
+        self.writer = writer
         incomingRequests = requestSink
     }
 

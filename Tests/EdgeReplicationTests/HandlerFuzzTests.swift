@@ -67,8 +67,9 @@ struct HandlerFuzzTests {
             }
             done += storeCount
             storeIndex += 1
+            let status = ProcessStatus()
             print(
-                "fuzz: handlers progress: \(done) inputs, \(ContinuousClock.now - started), resident \(Self.statusKiB("VmRSS:")) KiB (anonymous \(Self.statusKiB("RssAnon:")), file \(Self.statusKiB("RssFile:")), shared \(Self.statusKiB("RssShmem:")))"
+                "fuzz: handlers progress: \(done) inputs, \(ContinuousClock.now - started), resident \(status["VmRSS"]) KiB (anonymous \(status["RssAnon"]), file \(status["RssFile"]), shared \(status["RssShmem"]))"
             )
         }
         let elapsed = ContinuousClock.now - started
@@ -323,16 +324,7 @@ struct HandlerFuzzTests {
         return requests
     }
 
-    static func peakResidentKiB() -> Int { statusKiB("VmHWM:") }
-
-    /// A memory figure of this process from /proc/self/status, in KiB; -1 where there is none.
-    static func statusKiB(_ field: String) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
-        for line in status.split(separator: "\n") where line.hasPrefix(field) {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
-        }
-        return -1
-    }
+    static func peakResidentKiB() -> Int { ProcessStatus()["VmHWM"] }
 }
 
 // MARK: - Harness

@@ -166,20 +166,13 @@ struct GatewayProcess {
     func usage() -> Usage {
         guard let pid = process?.processIdentifier else { return Usage() }
         var usage = Usage()
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        for line in status.split(separator: "\n") {
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard fields.count >= 2, let value = Int(fields[1]) else { continue }
-            switch fields[0] {
-            case "VmRSS:": usage.residentKiB = value
-            case "VmHWM:": usage.peakResidentKiB = value
-            case "RssAnon:": usage.anonymousKiB = value
-            case "RssFile:": usage.fileKiB = value
-            case "RssShmem:": usage.sharedKiB = value
-            case "Threads:": usage.threads = value
-            default: break
-            }
-        }
+        let status = ProcessStatus(pid: pid)
+        usage.residentKiB = status["VmRSS"]
+        usage.peakResidentKiB = status["VmHWM"]
+        usage.anonymousKiB = status["RssAnon"]
+        usage.fileKiB = status["RssFile"]
+        usage.sharedKiB = status["RssShmem"]
+        usage.threads = status["Threads"]
         usage.fileDescriptors = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
             let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? "?"

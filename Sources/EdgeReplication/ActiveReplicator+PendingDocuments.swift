@@ -20,8 +20,7 @@ extension ActiveReplicator {
     private func pendingDocuments(since: Int64, options: ChangesOptions) async throws -> Set<String> {
         let changes = try await database.changes(since: since, options: options)
         let remote = try await database.remoteDatabaseID(identifiedBy: configuration.remoteUUID)
-        let onUpstream = try await database.revisionsKnownToRemote(remote, of: changes.map(\.docID))
-        return Set(changes.filter { onUpstream[$0.docID] != $0.revID }.map(\.docID))
+        return Set(try await database.changesToPush(changes, to: remote).changes.map(\.docID))
     }
 
     /// The local sequence up to which everything was pushed: the running session's position, else

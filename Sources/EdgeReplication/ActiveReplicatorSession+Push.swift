@@ -45,8 +45,7 @@ extension ActiveReplicatorSession {
     /// upstream replaced one in the meantime.
     func proposeBatch(_ batch: [Change]) async throws -> [Proposal] {
         await setIdle(push: false)
-        let onUpstream = try await database.revisionsKnownToRemote(remote, of: batch.map(\.docID), in: collection)
-        let changes = onUpstream.isEmpty ? batch : batch.filter { onUpstream[$0.docID] != $0.revID }
+        let (changes, onUpstream) = try await database.changesToPush(batch, to: remote, in: collection)
         guard !changes.isEmpty else { return [] }
         await replicator.recordTotal(changes.count)
         var proposals: [Proposal] = []

@@ -64,6 +64,15 @@ extension DocumentDatabase {
         }
     }
 
+    /// `changes` less those whose revision `remote` is known to have (it sent them here), and the revisions it is
+    /// known to have of the documents they name: what a push to `remote` proposes, and on top of what.
+    public func changesToPush(
+        _ changes: [Change], to remote: RemoteDatabaseID, in collection: CollectionName = .default
+    ) async throws -> (changes: [Change], knownToRemote: [String: RevisionID]) {
+        let known = try await revisionsKnownToRemote(remote, of: changes.map(\.docID), in: collection)
+        return (known.isEmpty ? changes : changes.filter { known[$0.docID] != $0.revID }, known)
+    }
+
     /// Records, inside the transaction that stored it, that `remote` has `revID` of a document.
     static func recordRevision(
         _ revID: RevisionID, ofDocument docID: String, collectionID: Int64, onRemote remote: RemoteDatabaseID,

@@ -33,44 +33,53 @@ extension DocumentDatabase {
         }
     }
 
-    /// The revision `remote` is known to have of each of `docIDs` that it sent here. A change whose revision is
-    /// that one has nothing to push to `remote`; a later revision descending from it can be pushed on top of it.
-    public func revisionsKnownToRemote(
-        _ remote: RemoteDatabaseID, of docIDs: [String], in collection: CollectionName = .default
-    ) async throws -> [String: RevisionID] {
-        guard !docIDs.isEmpty else { return [:] }
-        return try await read { db in
+    /// `changes` less those `remote` has nothing to learn from, and the revisions it is known to have of the
+    /// documents they name: what a push to `remote` proposes, and on top of what.
+    ///
+    /// A change is left out when its revision is the one `remote` sent, and also when a later sequence of the same
+    /// document carries a revision `remote` sent: a pull that landed after the batch was read replaced it, and
+    /// proposing the older revision would only make `remote` answer with a conflict. LiteCore's pusher likewise
+    /// decides on the document's current revision, not the one the change feed named.
+    public func changesToPush(
+        _ changes: [Change], to remote: RemoteDatabaseID, in collection: CollectionName = .default
+    ) async throws -> (changes: [Change], knownToRemote: [String: RevisionID]) {
+        guard !changes.isEmpty else { return (changes, [:]) }
+        let docIDs = changes.map(\.docID)
+        let (known, supersededByKnown) = try await read { db -> ([String: RevisionID], Set<String>) in
             guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
-                return [:]
+                return ([:], [])
             }
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT r.rev_id FROM remote_revisions r JOIN documents d ON d.id = r.doc_row
+                    SELECT r.rev_id, d.sequence, d.winning_rev_id = r.rev_id
+                    FROM remote_revisions r JOIN documents d ON d.id = r.doc_row
                     WHERE r.remote_id = ? AND d.collection_id = ? AND d.doc_id = ?
                     """)
             var known: [String: RevisionID] = [:]
-            for docID in docIDs {
-                let stored = try statement.directFirstRow(
+            var currentSequenceOfKnown: [String: Int64] = [:]
+            for docID in docIDs where known[docID] == nil {
+                let row = try statement.directFirstRow(
                     [.integer(remote.rawValue), .integer(collectionID), .text(docID)]
-                ) { row in row.string(0) }
-                guard let text = stored.flatMap({ $0 }) else { continue }
+                ) { row in (row.string(0), row.int64(1), row.int64(2)) }
+                guard let (text, sequence, isCurrent) = row, let text else { continue }
                 guard let revID = try? RevisionID(text) else {
                     throw StoreError.corruptDatabase(
                         path: "remote_revisions", reason: "stored revision ID '\(text)' is malformed")
                 }
                 known[docID] = revID
+                if isCurrent == 1 { currentSequenceOfKnown[docID] = sequence }
             }
-            return known
+            let superseded = Set(
+                changes.filter { change in
+                    currentSequenceOfKnown[change.docID].map { $0 > change.sequence } ?? false
+                }.map(\.docID))
+            return (known, superseded)
         }
-    }
-
-    /// `changes` less those whose revision `remote` is known to have (it sent them here), and the revisions it is
-    /// known to have of the documents they name: what a push to `remote` proposes, and on top of what.
-    public func changesToPush(
-        _ changes: [Change], to remote: RemoteDatabaseID, in collection: CollectionName = .default
-    ) async throws -> (changes: [Change], knownToRemote: [String: RevisionID]) {
-        let known = try await revisionsKnownToRemote(remote, of: changes.map(\.docID), in: collection)
-        return (known.isEmpty ? changes : changes.filter { known[$0.docID] != $0.revID }, known)
+        guard !known.isEmpty else { return (changes, known) }
+        let toPush = changes.filter { change in
+            known[change.docID] != change.revID && !supersededByKnown.contains(change.docID)
+        }
+        return (toPush, known)
     }
 
     /// Records, inside the transaction that stored it, that `remote` has `revID` of a document.

@@ -34,7 +34,8 @@ struct RemoteRevisionTests {
             #expect(try await database.knownChanges(hub, changes) == ["pulled"])
             #expect(try await database.knownChanges(other, changes).isEmpty)
             // The edit descends from the pulled revision, which stays the one the remote is known to have.
-            #expect(try await database.revisionsKnownToRemote(hub, of: ["edited", "pushed"]) == ["edited": rev(1, "b")])
+            let (_, known) = try await database.changesToPush(changes, to: hub)
+            #expect(known == ["edited": rev(1, "b"), "pulled": rev(2, "a")])
         }
     }
 
@@ -55,6 +56,27 @@ struct RemoteRevisionTests {
         }
     }
 
+    @Test("A change that a later pull of the same document replaced is not pushed back")
+    func changeSupersededByPull() async throws {
+        try await withDatabase { database in
+            let hub = try await database.remoteDatabaseID(identifiedBy: "hub")
+            // Pushed here by a client, then read by the push as its batch; then the hub's next revision was pulled.
+            _ = try await database.insertExistingRevisions([existing("doc", 1, "a"), existing("local-only", 1, "c")])
+            let batch = try await database.changes(since: 0)
+            _ = try await RevisionInserter(database: database, receivedFrom: hub).insert(existing("doc", 2, "a"))
+            #expect(try await database.knownChanges(hub, batch) == ["doc"])
+            // Another remote never had "doc": the client's revision still goes to it.
+            let other = try await database.remoteDatabaseID(identifiedBy: "other")
+            #expect(try await database.knownChanges(other, batch).isEmpty)
+            // Edited here after the pull: the newest change is pushed, on top of the hub's revision.
+            let edited = try await database.save("doc", body: json(#"{"n":3}"#), parentRevID: rev(2, "a"))
+            let afterEdit = try await database.changes(since: 0)
+            #expect(afterEdit.first { $0.docID == "doc" }?.revID == edited.revID)
+            #expect(try await database.knownChanges(hub, afterEdit).isEmpty)
+            #expect(try await database.changesToPush(afterEdit, to: hub).knownToRemote == ["doc": rev(2, "a")])
+        }
+    }
+
     @Test("A purged document forgets what the remote had of it")
     func purgeForgets() async throws {
         try await withDatabase { database in
@@ -71,7 +93,7 @@ struct RemoteRevisionTests {
 extension DocumentDatabase {
     /// The documents among `changes` that a push to `remote` leaves out: their revision is the one it sent.
     fileprivate func knownChanges(_ remote: RemoteDatabaseID, _ changes: [Change]) async throws -> Set<String> {
-        let known = try await revisionsKnownToRemote(remote, of: changes.map(\.docID))
-        return Set(changes.filter { known[$0.docID] == $0.revID }.map(\.docID))
+        let toPush = Set(try await changesToPush(changes, to: remote).changes.map(\.docID))
+        return Set(changes.map(\.docID)).subtracting(toPush)
     }
 }

@@ -386,6 +386,19 @@ let package = Package(
             path: "Tests/LinkEmulator"
         ),
 
+        // Many continuous clients on the project's own active replicator, in a process apart from the gateway, for
+        // the load runs of the reliability suite.
+        .executableTarget(
+            name: "LoadGenerator",
+            dependencies: [
+                "EdgeReplication",
+                "EdgeStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/LoadGenerator"
+        ),
+
         // Helpers shared by several test targets: an independent QR reader and loopback ports.
         .target(
             name: "EdgeGatewayTestSupport",
@@ -557,6 +570,7 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayCLI",
                 "LinkEmulator",
+                "LoadGenerator",
                 "EdgeGatewayTestSupport",
                 "EdgeReplication",
                 "EdgeStore",

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Synchronization
@@ -10,129 +11,103 @@ import Testing
 struct LoadTests {
     static let clientCount = ReliabilityScale.integer("RELIABILITY_LOAD_CLIENTS", default: 100)
     static let documentsPerClient = ReliabilityScale.integer("RELIABILITY_LOAD_DOCUMENTS", default: 10)
+    /// Milliseconds between one client's writes; 0 writes everything at once.
+    static let writeInterval = ReliabilityScale.integer("RELIABILITY_LOAD_WRITE_INTERVAL", default: 1000)
     static let soakClients = ReliabilityScale.integer("RELIABILITY_SOAK_CLIENTS", default: 200)
     static let soakSeconds = ReliabilityScale.integer("RELIABILITY_SOAK_SECONDS", default: 60)
 
-    /// When each document was written and when it reached each other client.
-    final class FanOut: Sendable {
-        private struct Entry {
-            var written: ContinuousClock.Instant?
-            var arrivals = 0
-            var lastArrival: ContinuousClock.Instant?
-        }
-        private let entries = Mutex<[String: Entry]>([:])
-
-        func wrote(_ docID: String, at instant: ContinuousClock.Instant) {
-            entries.withLock { $0[docID, default: Entry()].written = instant }
-        }
-
-        func arrived(_ docID: String, at instant: ContinuousClock.Instant) {
-            entries.withLock { entries in
-                entries[docID, default: Entry()].arrivals += 1
-                entries[docID]?.lastArrival = instant
+    /// What `LoadGenerator` prints when it is done (the fields this suite reads).
+    struct LoadSummary: Decodable {
+        struct Usage: Decodable, CustomStringConvertible {
+            var residentKiB: Int
+            var peakResidentKiB: Int
+            var fileDescriptors: Int
+            var threads: Int
+            var cpuSeconds: Double
+            var description: String {
+                "RSS \(residentKiB / 1024) MiB (peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, "
+                    + "\(threads) threads, \(Int(cpuSeconds.rounded())) s CPU"
             }
         }
-
-        /// Documents that reached `receivers` clients.
-        func complete(receivers: Int) -> Int {
-            entries.withLock { $0.values.filter { $0.arrivals >= receivers }.count }
-        }
-
-        /// Per document, from its write to its arrival at the last client, sorted.
-        func latencies() -> [Duration] {
-            entries.withLock { entries in
-                entries.values.compactMap { entry in
-                    guard let written = entry.written, let last = entry.lastArrival else { return nil }
-                    return last - written
-                }.sorted()
-            }
-        }
+        var connectedMilliseconds: Int
+        var writeMilliseconds: Int
+        var convergedMilliseconds: Int
+        var convergedAfterLastWriteMilliseconds: Int
+        var documentsFannedOut: Int
+        var documentsExpected: Int
+        var deliveries: Int
+        var fanOutP50Milliseconds: Int
+        var fanOutP99Milliseconds: Int
+        var fanOutMaxMilliseconds: Int
+        var deliveryP50Milliseconds: Int
+        var deliveryP99Milliseconds: Int
+        var incompleteClients: [String]
+        var gatewayIdle: Usage?
+        var gatewayPeak: Usage?
+        var generator: Usage
     }
 
-    static func percentile(_ sorted: [Duration], _ fraction: Double) -> Duration {
-        guard !sorted.isEmpty else { return .zero }
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
-    }
-
-    static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
+    static var loadGenerator: URL {
+        GatewayProcess.binary.deletingLastPathComponent().appendingPathComponent("LoadGenerator")
     }
 
     @Test("every client receives every other client's documents; fan-out latency, RSS and descriptors are recorded")
     func fanOut() async throws {
         let root = try reliabilityDirectory("load")
         defer { try? FileManager.default.removeItem(at: root) }
-        var gateway = try GatewayProcess(directory: root.appendingPathComponent("gateway"))
+        var gateway = try GatewayProcess(
+            directory: root.appendingPathComponent("gateway"),
+            listenerSettings: "max_connections = \(Self.clientCount + 100)")
         try await gateway.start()
         defer { _ = gateway.terminate() }
-        let idle = gateway.usage()
+        let gatewayPID = try #require(gateway.process?.processIdentifier)
 
-        var built: [SyncClient] = []
-        for index in 0..<Self.clientCount {
-            built.append(
-                try await SyncClient(
-                    name: "c\(index)", directory: root.appendingPathComponent("c\(index)"), remoteURL: gateway.url))
-        }
-        let clients = built
-        defer { clients.forEach { $0.close() } }
-        let fanOut = FanOut()
-        // Each client watches its own database: a document written elsewhere has arrived when it commits here.
-        let watchers = clients.map { client in
-            Task {
-                for try await batch in client.database.changeFeed(since: 0) {
-                    let now = ContinuousClock.now
-                    for change in batch where !change.docID.hasPrefix("\(client.name)-") {
-                        fanOut.arrived(change.docID, at: now)
-                    }
-                }
-            }
-        }
-        defer { watchers.forEach { $0.cancel() } }
-        clients.forEach { $0.start(retryWait: .seconds(1)) }
-        try await Task.sleep(for: .seconds(2))
-
-        let started = ContinuousClock.now
-        var peak = idle
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for client in clients {
-                group.addTask {
-                    for index in 0..<Self.documentsPerClient {
-                        let docID = "\(client.name)-\(index)"
-                        fanOut.wrote(docID, at: .now)
-                        try await client.write(index)
-                        try await Task.sleep(for: .milliseconds(Int.random(in: 50...150)))
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        let documents = Self.clientCount * Self.documentsPerClient
-        let deadline = ContinuousClock.now + .seconds(600)
-        while fanOut.complete(receivers: Self.clientCount - 1) < documents, ContinuousClock.now < deadline {
-            let usage = gateway.usage()
-            peak.peakResidentKiB = max(peak.peakResidentKiB, usage.peakResidentKiB)
-            peak.fileDescriptors = max(peak.fileDescriptors, usage.fileDescriptors)
-            peak.threads = max(peak.threads, usage.threads)
+        // The clients run in a process of their own, as devices would, so the gateway's figures are its own.
+        let summaryPath = root.appendingPathComponent("summary.json")
+        let logPath = root.appendingPathComponent("load-generator.log")
+        FileManager.default.createFile(atPath: summaryPath.path, contents: nil)
+        FileManager.default.createFile(atPath: logPath.path, contents: nil)
+        let generator = SpawnedProcess()
+        generator.executableURL = Self.loadGenerator
+        generator.arguments = [
+            "--url", gateway.url, "--clients", "\(Self.clientCount)", "--documents", "\(Self.documentsPerClient)",
+            "--write-interval", "\(Self.writeInterval)", "--gateway-pid", "\(gatewayPID)",
+            "--directory", root.appendingPathComponent("clients").path,
+        ]
+        generator.standardOutput = try FileHandle(forWritingTo: summaryPath)
+        generator.standardError = try FileHandle(forWritingTo: logPath)
+        generator.standardInput = FileHandle.nullDevice
+        try generator.run()
+        let deadline = ContinuousClock.now + .seconds(900)
+        while generator.isRunning, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }
-        let convergence = ContinuousClock.now - started
-        let final = gateway.usage()
-        peak.peakResidentKiB = max(peak.peakResidentKiB, final.peakResidentKiB)
+        if generator.isRunning { generator.terminate() }
+        generator.waitUntilExit()
+        let log = (try? String(contentsOf: logPath, encoding: .utf8)) ?? ""
+        let output = try Data(contentsOf: summaryPath)
+        let summary = try #require(
+            try? JSONDecoder().decode(LoadSummary.self, from: output),
+            "no summary from the load generator (exit \(generator.terminationStatus)):\n\(log.suffix(3000))")
+        #expect(generator.terminationStatus == 0, "\(log.suffix(3000))")
         #expect(
-            fanOut.complete(receivers: Self.clientCount - 1) == documents,
-            "\(fanOut.complete(receivers: Self.clientCount - 1)) of \(documents) documents reached every client")
-        for client in clients {
-            #expect(try await client.documentCount() == documents, "\(client.name)")
-        }
-        let latencies = fanOut.latencies()
-        for client in clients { await client.stop() }
-        print(
-            "load: \(Self.clientCount) clients × \(Self.documentsPerClient) documents converged in "
-                + "\(Self.milliseconds(convergence)); fan-out p50 \(Self.milliseconds(Self.percentile(latencies, 0.5))), "
-                + "p99 \(Self.milliseconds(Self.percentile(latencies, 0.99))), max \(Self.milliseconds(latencies.last ?? .zero)); "
-                + "gateway idle: \(idle); peak RSS \(peak.peakResidentKiB / 1024) MiB, peak \(peak.fileDescriptors) fds, "
-                + "peak \(peak.threads) threads")
+            summary.documentsFannedOut == summary.documentsExpected,
+            "\(summary.documentsFannedOut) of \(summary.documentsExpected) documents reached every client")
+        #expect(summary.incompleteClients.isEmpty, "clients missing documents: \(summary.incompleteClients)")
+        #expect(gateway.process?.isRunning == true, "the gateway died: \(gateway.logTail())")
+        let idle = summary.gatewayIdle.map { "\($0)" } ?? "?"
+        let peak = summary.gatewayPeak.map { "\($0)" } ?? "?"
+        let writing = "one write every \(Self.writeInterval) ms per client"
+        let timing =
+            "connected in \(summary.connectedMilliseconds) ms, written in \(summary.writeMilliseconds) ms, converged "
+            + "\(summary.convergedAfterLastWriteMilliseconds) ms after the last write"
+        let fanOut =
+            "fan-out p50 \(summary.fanOutP50Milliseconds) ms, p99 \(summary.fanOutP99Milliseconds) ms, max "
+            + "\(summary.fanOutMaxMilliseconds) ms; \(summary.deliveries) deliveries, p50 "
+            + "\(summary.deliveryP50Milliseconds) ms, p99 \(summary.deliveryP99Milliseconds) ms"
+        let usage =
+            "gateway idle: \(idle); peak: \(peak); load generator: \(summary.generator)"
+        print("load: \(Self.clientCount) clients × \(Self.documentsPerClient) documents, \(writing): \(timing); \(fanOut); \(usage)")
     }
 
     /// Lets the gateway finish tearing down closed connections and hand freed memory back (its heap trim runs

@@ -38,7 +38,7 @@ extension DocumentDatabase {
         try DocumentID.validateLocal(docID)
         _ = try JSONBodyScanner.blobDigests(in: body)
         let expected = expectedRevID.flatMap { $0.isEmpty ? nil : $0 }
-        return try await write { db in
+        return try await write(wakesChangeFeeds: false) { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
             let current = try Self.localRow(db, collectionID: collectionID, docID: docID)
             let currentRevID = current.map { Self.localRevID($0.generation) }
@@ -62,7 +62,7 @@ extension DocumentDatabase {
         _ docID: String, expectedRevID: String? = nil, in collection: CollectionName = .default
     ) async throws {
         try DocumentID.validateLocal(docID)
-        try await write { db in
+        try await write(wakesChangeFeeds: false) { db in
             guard
                 let collectionID = try self.collectionID(
                     collection, in: db, createIfMissing: false),

@@ -66,10 +66,14 @@ public final class DocumentDatabase: Sendable {
 
     // MARK: - Transactions
 
-    /// Runs `body` in a write transaction and wakes change observers once it has committed.
-    func write<T: Sendable>(_ body: @escaping @Sendable (GRDB.Database) throws -> T) async throws
-        -> T
-    {
+    /// Runs `body` in a write transaction and, once it has committed, wakes the change feeds.
+    ///
+    /// - Parameter wakesChangeFeeds: false for a write that cannot add a change (a local document): every
+    ///   connected puller's feed wakes and queries on each wake-up, and every client saves its checkpoint every few
+    ///   seconds, so waking them for checkpoints would cost clients² queries.
+    func write<T: Sendable>(
+        wakesChangeFeeds: Bool = true, _ body: @escaping @Sendable (GRDB.Database) throws -> T
+    ) async throws -> T {
         let result: T
         let start = ContinuousClock.now
         do {
@@ -79,7 +83,7 @@ public final class DocumentDatabase: Sendable {
         }
         commitDurations.record(ContinuousClock.now - start)
         blobs.diskFullState.recordSuccess()
-        commits.didCommit()
+        if wakesChangeFeeds { commits.didCommit() }
         return result
     }
 

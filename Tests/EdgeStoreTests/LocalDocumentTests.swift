@@ -5,6 +5,21 @@ import Testing
 
 @Suite("Local documents")
 struct LocalDocumentTests {
+    /// Every puller's feed wakes on a commit and queries; checkpoints are saved by every client every few
+    /// seconds and are no change a feed could send.
+    @Test("checkpoint writes do not wake change feeds; document writes do")
+    func localWritesDoNotWakeFeeds() async throws {
+        try await withDatabase { database in
+            let before = database.commits.generation
+            let rev = try await database.putLocalDocument("checkpoint/a", body: json(#"{"local":1}"#), expectedRevID: nil)
+            try await database.putLocalDocument("checkpoint/a", body: json(#"{"local":2}"#), expectedRevID: rev)
+            try await database.deleteLocalDocument("checkpoint/a")
+            #expect(database.commits.generation == before)
+            try await database.save("doc", body: json(#"{"n":1}"#), parentRevID: nil)
+            #expect(database.commits.generation == before + 1)
+        }
+    }
+
     @Test("Compare-and-swap revisions count up as 1-cc, 2-cc, …")
     func compareAndSwap() async throws {
         try await withDatabase { database in

@@ -555,6 +555,7 @@ let package = Package(
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [
+                "EdgeGatewayApp",
                 "EdgeGatewayCLI",
                 "LinkEmulator",
                 "EdgeGatewayTestSupport",

@@ -156,6 +156,11 @@ struct UpstreamCrashTests {
         }
     }
 
+    /// Revisions pushed to the hub and stored there, bodies and all.
+    static func hubStoredPushes(_ hub: GatewayProcess) async throws -> Int {
+        sample(try await hub.metrics(), "edgegateway_listener_documents_total", ["direction": "received"])
+    }
+
     /// The same from the edge's side, since its process started.
     static func edgeCount(_ edge: GatewayProcess, _ direction: Direction) async throws -> Int {
         let metrics = try await edge.metrics()
@@ -222,6 +227,7 @@ struct UpstreamCrashTests {
             let burstSeeded = try await CrashMidSyncTests.seed(first: seeded.count, count: burst, in: source)
             seeded.merge(burstSeeded) { _, new in new }
             let written = seeded.count
+            let burstWritten = ContinuousClock.now
 
             // Killed once the target holds a random part of what is pending, so the kill lands in the middle of a
             // batch as often as between two.
@@ -233,6 +239,7 @@ struct UpstreamCrashTests {
             }
             let seenAtKill = try await target.documentCount()
             pair.edge.kill()
+            let killedAfter = ContinuousClock.now - burstWritten
 
             let integrity = try await pair.edgeDatabase.integrityCheck()
             #expect(integrity == ["ok"], "\(direction) kill \(rounds.count + 1): edge store \(integrity)")
@@ -243,6 +250,7 @@ struct UpstreamCrashTests {
                 return ((listener?["details"] as? [String: Any])?["activeConnections"] as? Int) == 0
             }
             let hubCountBefore = try await Self.hubCount(pair.hub, direction)
+            let hubStoredBefore = try await Self.hubStoredPushes(pair.hub)
 
             let expected = Dictionary(uniqueKeysWithValues: try await source.changes(since: 0).map { ($0.docID, $0.revID) })
             let context = "\(direction) kill \(rounds.count + 1)"
@@ -263,6 +271,7 @@ struct UpstreamCrashTests {
             try await pair.edge.start()
             try await Self.awaitCaughtUp(pair, direction, written: written)
             let resumedOnHub = try await Self.hubCount(pair.hub, direction) - hubCountBefore
+            let bodiesStored = try await Self.hubStoredPushes(pair.hub) - hubStoredBefore
             let resumedOnEdge = try await Self.edgeCount(pair.edge, direction)
             let missing = written - held
             #expect(resumedOnEdge == resumedOnHub, "\(context): the edge counts \(resumedOnEdge), the hub \(resumedOnHub)")
@@ -274,16 +283,20 @@ struct UpstreamCrashTests {
                 #expect(
                     resumedOnHub <= pastCheckpoint,
                     "\(context): proposed \(resumedOnHub), only \(pastCheckpoint) were past the checkpoint")
+                // Those it already had are answered "have it": their bodies do not come again.
+                #expect(bodiesStored == missing, "\(context): \(bodiesStored) revisions sent, the hub lacked \(missing)")
             case .pull:
                 // The edge asks for what it lacks and nothing it already stored, below the checkpoint or past it.
                 #expect(resumedOnHub == missing, "\(context): fetched \(resumedOnHub), the edge lacked \(missing)")
             }
             rounds.append(
-                "kill \(rounds.count + 1) after \(written) of \(Self.documents) written: target held \(held) "
+                "kill \(rounds.count + 1) after \(written) of \(Self.documents) written, \(killedAfter) after the burst: "
+                    + "target held \(held) "
                     + "(\(seenAtKill) seen at the kill, \(held == written ? "all of them delivered before the kill" : "mid-\(direction)")); "
                     + "checkpoint at sequence \(resumeFrom) covered \(covered.count), \(pastCheckpoint) past it "
                     + "(\(heldPastCheckpoint) of those already on the target); resumed run "
-                    + (direction == .push ? "proposed" : "fetched") + " \(resumedOnHub) for \(missing) missing; "
+                    + (direction == .push ? "proposed \(resumedOnHub), sent \(bodiesStored)" : "fetched \(resumedOnHub)")
+                    + " for \(missing) missing; "
                     + "edge integrity \(integrity.joined())")
         }
 

@@ -51,7 +51,8 @@ struct UpstreamCrashTests {
 
     static func upstreamBlock(hub: GatewayProcess, type: String, continuous: Bool) -> String {
         // No `remote_uuid`: the edge generates one and keeps it in its store, which is part of what must survive
-        // the kill for the checkpoint to be found again.
+        // the kill for the checkpoint to be found again. A short back-off cap: a connection that fails on a loaded
+        // machine is retried while the test waits, not minutes later.
         """
         [[upstream]]
         name = "\(upstreamName)"

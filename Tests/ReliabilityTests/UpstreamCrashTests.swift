@@ -253,7 +253,8 @@ struct UpstreamCrashTests {
             let hubCountBefore = try await Self.hubCount(pair.hub, direction)
             let hubStoredBefore = try await Self.hubStoredPushes(pair.hub)
 
-            let expected = Dictionary(uniqueKeysWithValues: try await source.changes(since: 0).map { ($0.docID, $0.revID) })
+            let expected = Dictionary(
+                uniqueKeysWithValues: try await source.changes(since: 0).map { ($0.docID, $0.revID) })
             let context = "\(direction) kill \(rounds.count + 1)"
             let held = try await Self.verifyHeld(target, expected: expected, seeded: seeded, requireAll: false, context)
 
@@ -264,7 +265,9 @@ struct UpstreamCrashTests {
             let covered = sourceChanges.filter { $0.sequence <= resumeFrom }
             for change in covered {
                 let onTarget = try await target.document(change.docID)
-                #expect(onTarget?.revID == change.revID, "\(context): \(change.docID) is below the checkpoint but not on the target")
+                #expect(
+                    onTarget?.revID == change.revID,
+                    "\(context): \(change.docID) is below the checkpoint but not on the target")
             }
             let pastCheckpoint = sourceChanges.count - covered.count
             let heldPastCheckpoint = held - covered.count
@@ -293,7 +296,8 @@ struct UpstreamCrashTests {
             rounds.append(
                 "kill \(rounds.count + 1) after \(written) of \(Self.documents) written, \(killedAfter) after the burst: "
                     + "target held \(held) "
-                    + "(\(seenAtKill) seen at the kill, \(held == written ? "all of them delivered before the kill" : "mid-\(direction)")); "
+                    + "(\(seenAtKill) seen at the kill, "
+                    + (held == written ? "all of them delivered before the kill" : "mid-\(direction)") + "); "
                     + "checkpoint at sequence \(resumeFrom) covered \(covered.count), \(pastCheckpoint) past it "
                     + "(\(heldPastCheckpoint) of those already on the target); resumed run "
                     + (direction == .push ? "proposed \(resumedOnHub), sent \(bodiesStored)" : "fetched \(resumedOnHub)")
@@ -380,7 +384,8 @@ struct UpstreamCrashTests {
             let leftovers = temporaryNames()
 
             // The hub counts a blob's bytes as it answers getAttachment: whether the edge had asked for one yet.
-            let servedBefore = Self.sample(try await hub.metrics(), "edgegateway_listener_bytes_total", ["direction": "sent"])
+            let servedBefore = Self.sample(
+                try await hub.metrics(), "edgegateway_listener_bytes_total", ["direction": "sent"])
             try await edge.start()
             var partialBytes = 0
             if kill % 2 == 0 {

@@ -568,6 +568,7 @@ let package = Package(
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [
+                "EdgeGatewayApp",
                 "EdgeGatewayCLI",
                 "LinkEmulator",
                 "LoadGenerator",

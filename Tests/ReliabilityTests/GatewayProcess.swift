@@ -45,7 +45,12 @@ struct GatewayProcess {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // A namespace of the test's own has every port free.
         listenerPort = network == nil ? try freeLoopbackPort() : 4984
-        opsPort = network == nil ? try freeLoopbackPort() : 4985
+        // Neither port is bound until the gateway starts, so the system may hand out the same free one twice.
+        var opsPort = network == nil ? try freeLoopbackPort() : 4985
+        while opsPort == listenerPort {
+            opsPort = try freeLoopbackPort()
+        }
+        self.opsPort = opsPort
         try """
         [node]
         name = "reliability"

@@ -26,8 +26,11 @@ struct LoadGenerator: AsyncParsableCommand {
     @Option(help: "How many clients connect at once.")
     var clients = 100
 
-    @Option(help: "How many documents each client writes.")
+    @Option(help: "How many documents each writing client writes.")
     var documents = 10
+
+    @Option(help: "How many of the clients write (default: all); every client receives what the others write.")
+    var writers: Int?
 
     @Option(
         help: """
@@ -52,11 +55,16 @@ struct LoadGenerator: AsyncParsableCommand {
     func validate() throws {
         guard clients >= 2 else { throw ValidationError("--clients must be at least 2: a document fans out to the others") }
         guard documents >= 1 else { throw ValidationError("--documents must be at least 1") }
+        if let writers, !(1...clients).contains(writers) {
+            throw ValidationError("--writers must be between 1 and --clients (\(clients)), got \(writers)")
+        }
         guard writeInterval >= 0 else { throw ValidationError("--write-interval must not be negative") }
         guard url.hasPrefix("ws://") || url.hasPrefix("wss://") else {
             throw ValidationError("--url must be a ws:// or wss:// URL, got \(url)")
         }
     }
+
+    var writerCount: Int { writers ?? clients }
 
     func run() async throws {
         raiseDescriptorLimit()
@@ -91,7 +99,7 @@ struct LoadGenerator: AsyncParsableCommand {
         }
         let writeStart = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for client in fleet {
+            for client in fleet.prefix(writerCount) {
                 group.addTask {
                     try await client.writeAll(count: documents, interval: .milliseconds(writeInterval), tracker: tracker)
                 }
@@ -99,9 +107,9 @@ struct LoadGenerator: AsyncParsableCommand {
             try await group.waitForAll()
         }
         let lastWrite = ContinuousClock.now
-        report("\(clients * documents) documents written in \((lastWrite - writeStart).milliseconds) ms")
+        report("\(writerCount * documents) documents written in \((lastWrite - writeStart).milliseconds) ms")
 
-        let expected = clients * documents
+        let expected = writerCount * documents
         let deadline = lastWrite + .seconds(timeout)
         var lastReport = ContinuousClock.now
         while tracker.fannedOut() < expected, ContinuousClock.now < deadline {
@@ -123,7 +131,7 @@ struct LoadGenerator: AsyncParsableCommand {
         let latencies = tracker.fanOutLatencies()
         let deliveries = tracker.deliveryLatencies()
         let summary = Summary(
-            clients: clients, documentsPerClient: documents, writeIntervalMilliseconds: writeInterval,
+            clients: clients, writers: writerCount, documentsPerClient: documents, writeIntervalMilliseconds: writeInterval,
             connectedMilliseconds: connected.milliseconds,
             writeMilliseconds: (lastWrite - writeStart).milliseconds,
             convergedMilliseconds: (converged - writeStart).milliseconds,
@@ -177,6 +185,7 @@ func report(_ line: String) {
 /// What the generator prints when it is done.
 struct Summary: Encodable {
     var clients: Int
+    var writers: Int
     var documentsPerClient: Int
     var writeIntervalMilliseconds: Int
     var connectedMilliseconds: Int64
@@ -249,10 +258,10 @@ final class Client: Sendable {
         }
         try await pause(0...1)
         for index in 0..<count {
+            if index > 0 { try await pause(0.5...1.5) }
             let docID = "\(name)-\(index)"
             tracker.wrote(docID)
             _ = try await database.save(docID, body: Data(#"{"writer":"\#(name)","n":\#(index)}"#.utf8), parentRevID: nil)
-            try await pause(0.5...1.5)
         }
     }
 

@@ -4,9 +4,10 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Many continuous clients, each on the project's own active replicator, against one gateway process. CI runs
-/// 100 clients of 10 documents and a 60 s soak of 200; `scripts/reliability/load` sets the full sizes. Figures
-/// are printed for RELIABILITY.md; only correctness (convergence, no leak beyond 5 %) is asserted, timing is not.
+/// Many continuous clients, each on the project's own active replicator, against one gateway process. The fan-out
+/// clients run in the `LoadGenerator` process; the soak's in this one. CI runs 100 clients of 10 documents;
+/// `scripts/reliability/load` runs the full sizes on release builds, and the soak. Figures are printed for
+/// RELIABILITY.md; only correctness (convergence, no growth beyond 5 %) is asserted, timing is not.
 @Suite("Load: many continuous clients")
 struct LoadTests {
     static let clientCount = ReliabilityScale.integer("RELIABILITY_LOAD_CLIENTS", default: 100)
@@ -118,10 +119,13 @@ struct LoadTests {
 
     @Test(
         "a soak of clients connecting, syncing and disconnecting leaves memory, descriptors and threads as they were",
+        // Left out of CI until it holds; `scripts/reliability/load soak` sizes it and so runs it.
         .disabled(
+            if: ProcessInfo.processInfo.environment["RELIABILITY_SOAK_SECONDS"] == nil,
             """
-            fails on memory: after 3 warm-up cycles of 200 clients, 10 more in 120 s: descriptors 33 → 33, threads \
-            14 → 14, RSS 70 → 86 MiB (+23 %); no upward trend cycle to cycle (see RELIABILITY.md)
+            fails on memory over 10 minutes: after 3 warm-up cycles of 200 clients, 40 more in 600 s: descriptors \
+            32 → 32, threads 14 → 15, RSS 64 → 69 MiB (+8.7 %, anonymous 15 → 21 MiB); 120 s passes (63 → 66 MiB) \
+            (see RELIABILITY.md)
             """))
     func soak() async throws {
         let root = try reliabilityDirectory("soak")

@@ -393,6 +393,7 @@ let package = Package(
             dependencies: [
                 "EdgeReplication",
                 "EdgeStore",
+                "EdgeGatewayTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

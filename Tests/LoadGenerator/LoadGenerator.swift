@@ -1,4 +1,5 @@
 import ArgumentParser
+import EdgeGatewayTestSupport
 import EdgeReplication
 import EdgeStore
 import Foundation
@@ -130,7 +131,7 @@ struct LoadGenerator: AsyncParsableCommand {
         for client in fleet { await client.stop() }
         let latencies = tracker.fanOutLatencies()
         let deliveries = tracker.deliveryLatencies()
-        let summary = Summary(
+        let summary = LoadGeneratorSummary(
             clients: clients, writers: writerCount, documentsPerClient: documents, writeIntervalMilliseconds: writeInterval,
             connectedMilliseconds: connected.milliseconds,
             writeMilliseconds: (lastWrite - writeStart).milliseconds,
@@ -145,7 +146,7 @@ struct LoadGenerator: AsyncParsableCommand {
             deliveryP99Milliseconds: deliveries.percentile(0.99),
             incompleteClients: incompleteClients,
             gatewayIdle: idle, gatewayPeak: sampler?.peak, gatewayEnd: sampler?.sample(),
-            generator: UsageSampler(pid: getpid()).sample())
+            generator: ProcessUsage(pid: getpid()))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         print(String(decoding: try encoder.encode(summary), as: UTF8.self))
@@ -180,31 +181,6 @@ struct LoadGenerator: AsyncParsableCommand {
 
 func report(_ line: String) {
     FileHandle.standardError.write(Data("load-generator: \(line)\n".utf8))
-}
-
-/// What the generator prints when it is done.
-struct Summary: Encodable {
-    var clients: Int
-    var writers: Int
-    var documentsPerClient: Int
-    var writeIntervalMilliseconds: Int
-    var connectedMilliseconds: Int64
-    var writeMilliseconds: Int64
-    var convergedMilliseconds: Int64
-    var convergedAfterLastWriteMilliseconds: Int64
-    var documentsFannedOut: Int
-    var documentsExpected: Int
-    var deliveries: Int
-    var fanOutP50Milliseconds: Int64
-    var fanOutP99Milliseconds: Int64
-    var fanOutMaxMilliseconds: Int64
-    var deliveryP50Milliseconds: Int64
-    var deliveryP99Milliseconds: Int64
-    var incompleteClients: [String]
-    var gatewayIdle: ProcessUsage?
-    var gatewayPeak: ProcessUsage?
-    var gatewayEnd: ProcessUsage?
-    var generator: ProcessUsage
 }
 
 /// One device: a database of its own and a continuous push-and-pull replicator, reconnected after a lost
@@ -338,16 +314,7 @@ final class FanOutTracker: Sendable {
     }
 }
 
-/// A process's resident memory, descriptors and threads, from /proc.
-struct ProcessUsage: Encodable {
-    var residentKiB = 0
-    var peakResidentKiB = 0
-    var fileDescriptors = 0
-    var threads = 0
-    /// User and system time since the process started.
-    var cpuSeconds = 0.0
-}
-
+/// Samples a process's usage and keeps the largest figures seen.
 final class UsageSampler: Sendable {
     let pid: Int32
     private let peakUsage = Mutex(ProcessUsage())
@@ -359,51 +326,13 @@ final class UsageSampler: Sendable {
     var peak: ProcessUsage { peakUsage.withLock { $0 } }
 
     func sample() -> ProcessUsage {
-        var usage = ProcessUsage()
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        for line in status.split(separator: "\n") {
-            let fields = line.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "\t" })
-            guard fields.count >= 2, let value = Int(fields[1]) else { continue }
-            switch fields[0] {
-            case "VmRSS": usage.residentKiB = value
-            case "VmHWM": usage.peakResidentKiB = value
-            case "Threads": usage.threads = value
-            default: break
-            }
-        }
-        usage.fileDescriptors = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
-        // Fields 14 and 15 of /proc/PID/stat, counted after the parenthesised command name, which may hold spaces.
-        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let nameEnd = stat.lastIndex(of: ")")
-        {
-            let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
-            if fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) {
-                usage.cpuSeconds = (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-            }
-        }
-        return usage
+        ProcessUsage(pid: pid)
     }
 
     func sampleAndKeepPeak() {
         let usage = sample()
-        peakUsage.withLock { peak in
-            peak.residentKiB = max(peak.residentKiB, usage.residentKiB)
-            peak.peakResidentKiB = max(peak.peakResidentKiB, usage.peakResidentKiB)
-            peak.fileDescriptors = max(peak.fileDescriptors, usage.fileDescriptors)
-            peak.threads = max(peak.threads, usage.threads)
-            peak.cpuSeconds = max(peak.cpuSeconds, usage.cpuSeconds)
-        }
+        peakUsage.withLock { $0 = $0.peak(with: usage) }
     }
-}
-
-/// A thousand clients hold a few SQLite files and a socket each: more than the usual soft limit of 1,024.
-func raiseDescriptorLimit() {
-    var limit = rlimit()
-    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else {
-        return
-    }
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
 }
 
 /// Millisecond buckets: a thousand clients make a hundred million deliveries, too many to keep one by one.

@@ -17,37 +17,6 @@ struct LoadTests {
     static let soakClients = ReliabilityScale.integer("RELIABILITY_SOAK_CLIENTS", default: 200)
     static let soakSeconds = ReliabilityScale.integer("RELIABILITY_SOAK_SECONDS", default: 60)
 
-    /// What `LoadGenerator` prints when it is done (the fields this suite reads).
-    struct LoadSummary: Decodable {
-        struct Usage: Decodable, CustomStringConvertible {
-            var residentKiB: Int
-            var peakResidentKiB: Int
-            var fileDescriptors: Int
-            var threads: Int
-            var cpuSeconds: Double
-            var description: String {
-                "RSS \(residentKiB / 1024) MiB (peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, "
-                    + "\(threads) threads, \(Int(cpuSeconds.rounded())) s CPU"
-            }
-        }
-        var connectedMilliseconds: Int
-        var writeMilliseconds: Int
-        var convergedMilliseconds: Int
-        var convergedAfterLastWriteMilliseconds: Int
-        var documentsFannedOut: Int
-        var documentsExpected: Int
-        var deliveries: Int
-        var fanOutP50Milliseconds: Int
-        var fanOutP99Milliseconds: Int
-        var fanOutMaxMilliseconds: Int
-        var deliveryP50Milliseconds: Int
-        var deliveryP99Milliseconds: Int
-        var incompleteClients: [String]
-        var gatewayIdle: Usage?
-        var gatewayPeak: Usage?
-        var generator: Usage
-    }
-
     static var loadGenerator: URL {
         GatewayProcess.binary.deletingLastPathComponent().appendingPathComponent("LoadGenerator")
     }
@@ -88,7 +57,7 @@ struct LoadTests {
         let log = (try? String(contentsOf: logPath, encoding: .utf8)) ?? ""
         let output = try Data(contentsOf: summaryPath)
         let summary = try #require(
-            try? JSONDecoder().decode(LoadSummary.self, from: output),
+            try? JSONDecoder().decode(LoadGeneratorSummary.self, from: output),
             "no summary from the load generator (exit \(generator.terminationStatus)):\n\(log.suffix(3000))")
         #expect(generator.terminationStatus == 0, "\(log.suffix(3000))")
         #expect(

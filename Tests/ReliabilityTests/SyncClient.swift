@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Logging
@@ -87,13 +88,4 @@ final class SyncClient: Sendable {
     func close() {
         try? database.close()
     }
-}
-
-/// Hundreds of clients in one process each hold a few SQLite files and a socket: more than the usual soft limit
-/// of 1,024 descriptors. The gateway child inherits the raised limit.
-func raiseDescriptorLimit() {
-    var limit = rlimit()
-    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
 }

@@ -5,18 +5,24 @@ import CZlib
 /// Frames must be sent in the order they are encoded.
 public final class BLIPFrameEncoder {
     private let compressionLevel: Int32
+    private let memoryLevel: Int32
     /// Created with the first compressed frame: a deflate stream zeroes over 100 KiB when it is set
     /// up, and an idle replication connection (a continuous pull that is caught up) never sends one.
     private var deflater: Deflater?
     private var crc = CRC32()
 
-    /// - Parameter compressionLevel: zlib level 1–9, or 0 to never compress (as LiteCore's
-    ///   `BLIPCompressionLevel` option).
-    public init(compressionLevel: Int32 = 6) throws(CompressionSetupError) {
-        guard (0...9).contains(compressionLevel) else {
+    /// - Parameters:
+    ///   - compressionLevel: zlib level 1–9, or 0 to never compress (as LiteCore's `BLIPCompressionLevel`
+    ///     option).
+    ///   - memoryLevel: zlib's memLevel, 8 or 9 (the defaults, level 6 and memLevel 9, are LiteCore's).
+    ///     Lower levels split incompressible data into smaller stored blocks, 5 bytes each: at 6 and below
+    ///     `Deflater.maxCompressedLength` no longer holds, and 7 stays within a few bytes of it.
+    public init(compressionLevel: Int32 = 6, memoryLevel: Int32 = 9) throws(CompressionSetupError) {
+        guard (0...9).contains(compressionLevel), (8...9).contains(memoryLevel) else {
             throw CompressionSetupError(zlibCode: Z_STREAM_ERROR)
         }
         self.compressionLevel = compressionLevel
+        self.memoryLevel = memoryLevel
     }
 
     /// Whether `encodeFrame` honours `compress`.
@@ -52,7 +58,7 @@ public final class BLIPFrameEncoder {
         if compress, compresses, self.deflater == nil {
             // Compression is each frame's own choice, so if zlib cannot get its memory the frame
             // simply goes uncompressed (and the next one tries again).
-            self.deflater = try? Deflater(level: compressionLevel)
+            self.deflater = try? Deflater(level: compressionLevel, memoryLevel: memoryLevel)
         }
         let deflater = compress ? self.deflater : nil
         if deflater != nil {

@@ -30,6 +30,12 @@ public actor BLIPConnection {
         /// level 6's CPU time for about 5 % more bytes (BENCHMARKS.md), and a gateway is short of CPU, not of
         /// LAN bandwidth. The peer's inflater reads any level.
         public var compressionLevel: Int32 = 1
+        /// zlib memLevel of the outgoing deflate stream, 8 or 9.
+        ///
+        /// LiteCore uses 9. With 8, zlib's default, the stream's hash table is 64 KiB instead of 128 KiB, and
+        /// zlib zeroes all of it when the stream is set up; a listener with 1,000 connections that all receive
+        /// documents keeps 64 MB less (RELIABILITY.md, "Load"). The peer's inflater reads either.
+        public var compressionMemoryLevel: Int32 = 8
 
         public init() {}
     }
@@ -73,7 +79,8 @@ public actor BLIPConnection {
         self.logger = logger
         outbox = Outbox(
             configuration: configuration.outbox,
-            encoder: try BLIPFrameEncoder(compressionLevel: configuration.compressionLevel)
+            encoder: try BLIPFrameEncoder(
+                compressionLevel: configuration.compressionLevel, memoryLevel: configuration.compressionMemoryLevel)
         )
         decoder = BLIPFrameDecoder(
             maxFrameSize: configuration.maxIncomingFrameSize,

@@ -151,11 +151,10 @@ extension PassiveReplicationSession {
         let prefetched = try? await readAhead?.task.value
         if let readAhead { await limits.prefetched(readAhead.bytes) }
         // Read ahead before the reply; anything written since may have changed what is to be sent (a body
-        // dropped, a newer revision to send in its place), so then everything is read again.
-        var readAheadIsCurrent = false
-        if let prefetched {
-            readAheadIsCurrent = try await database.lastSequence() == prefetched.lastSequence
-        }
+        // dropped, a newer revision to send in its place), so then everything is read again. Another process's
+        // write counts once the store has noticed it (`wakeChangeObservers`); until then the revisions read
+        // ahead are still the ones offered.
+        let readAheadIsCurrent = prefetched.map { !database.hasCommitted(after: $0.generation) } ?? false
         let reply = try replyMessage.decode(ChangesReply.self)
         let capabilities = await receiver.update(with: reply.capabilities)
         let requested = offered.enumerated().compactMap { index, change -> (Change, [WireRevisionID], Int)? in
@@ -228,9 +227,7 @@ extension PassiveReplicationSession {
         }
         let database = database
         let task = Task.detached { () async throws -> ReadAheadRevisions in
-            let lastSequence = try await database.lastSequence()
-            return ReadAheadRevisions(
-                lastSequence: lastSequence, revisions: try await database.outgoingRevisions(requests, in: collection))
+            try await database.readAheadRevisions(requests, in: collection, bodyBytes: bytes)
         }
         return (task, bytes, maxHistory)
     }
@@ -259,13 +256,6 @@ extension PassiveReplicationSession {
         }
         return bases
     }
-}
-
-/// A batch's revisions read while its `changes` reply was outstanding, in the order offered, with the
-/// database's last sequence before they were read.
-struct ReadAheadRevisions: Sendable {
-    var lastSequence: Int64
-    var revisions: [OutgoingRevision?]
 }
 
 /// What the puller announced in its `changes` replies; `deltas` comes only in the first (spec §3.5).

@@ -55,6 +55,23 @@ extension DocumentDatabase {
             options: options)
     }
 
+    /// `changes(in:since:limit:options:)`, done once for all the feeds that observed the same commit and ask
+    /// for the same range: after a write, every caught-up feed asks for the changes after the same sequence.
+    /// Feeds filtered by document IDs read on their own.
+    func sharedChanges(
+        in collection: CollectionName, since sequence: Int64, limit: Int, options: ChangesOptions,
+        observedGeneration: UInt64
+    ) async throws -> [Change] {
+        guard options.docIDs == nil else {
+            return try await changes(in: collection, since: sequence, limit: limit, options: options)
+        }
+        let key = SharedChangesRead(
+            collection: collection, since: sequence, limit: limit, activeOnly: options.activeOnly)
+        return try await sharedChangesReads.value(of: key, observedGeneration: observedGeneration) {
+            try await self.changes(in: collection, since: sequence, limit: limit, options: options)
+        }
+    }
+
     static func changes(
         _ db: GRDB.Database, collectionID: Int64, since sequence: Int64, limit: Int,
         options: ChangesOptions
@@ -72,7 +89,9 @@ extension DocumentDatabase {
         }
         sql += " ORDER BY sequence LIMIT ?"
         arguments += [Int64(clamping: limit)]
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+        // Feeds run this after every commit: without document IDs it has two shapes, kept compiled.
+        let statement = options.docIDs == nil ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+        return try Row.fetchAll(statement, arguments: arguments).map { row in
             let revText: String = row[2]
             guard let revID = try? RevisionID(revText) else {
                 throw StoreError.corruptDatabase(
@@ -82,6 +101,14 @@ extension DocumentDatabase {
                 sequence: row[0], docID: row[1], revID: revID, deleted: row[3], bodySize: row[4])
         }
     }
+}
+
+/// What identifies a changes query that feeds share.
+struct SharedChangesRead: Hashable, Sendable {
+    var collection: CollectionName
+    var since: Int64
+    var limit: Int
+    var activeOnly: Bool
 }
 
 /// An endless sequence of change batches that wakes up when the database commits.
@@ -132,8 +159,9 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         /// know when it has caught up (to report itself idle) calls this, then `waitForCommit()`.
         public mutating func nextCommitted() async throws -> [Change]? {
             observedCommits = feed.database.commits.generation
-            let batch = try await feed.database.changes(
-                in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options)
+            let batch = try await feed.database.sharedChanges(
+                in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options,
+                observedGeneration: observedCommits)
             guard let last = batch.last else { return nil }
             lastSequence = last.sequence
             return batch

@@ -47,12 +47,13 @@ extension DocumentDatabase {
                     docID: docID, expected: expected, actual: currentRevID)
             }
             let generation = (current?.generation ?? 0) + 1
-            try db.execute(
+            // Every client saves its checkpoint here every few seconds: the statement stays compiled.
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO local_documents (collection_id, doc_id, generation, body) VALUES (?, ?, ?, ?)
                     ON CONFLICT (collection_id, doc_id) DO UPDATE SET generation = excluded.generation, body = excluded.body
-                    """,
-                arguments: [collectionID, docID, generation, body])
+                    """
+            ).execute(arguments: [collectionID, docID, generation, body])
             return Self.localRevID(generation)
         }
     }
@@ -86,9 +87,8 @@ extension DocumentDatabase {
     ) throws -> (generation: Int64, body: Data)? {
         guard
             let row = try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT generation, body FROM local_documents WHERE collection_id = ? AND doc_id = ?",
+                db.cachedStatement(
+                    sql: "SELECT generation, body FROM local_documents WHERE collection_id = ? AND doc_id = ?"),
                 arguments: [collectionID, docID])
         else { return nil }
         return (row[0], row[1])

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// A revision a replicator is about to send, and how much of its history the receiver needs.
-public struct OutgoingRevisionRequest: Sendable {
+public struct OutgoingRevisionRequest: Hashable, Sendable {
     public var docID: String
     public var revID: RevisionID
     /// The history stops after the first of these (included), as `revisionHistory` does.
@@ -46,6 +46,28 @@ extension DocumentDatabase {
         }
     }
 
+    /// `outgoingRevisions(_:in:)` for a pull feed reading a batch ahead of its `changes` reply, done once for
+    /// every feed that observed the same commit and offers the same batch (after a write, every caught-up feed
+    /// offers the same one), with the commit generation the revisions are at least as new as: compare it with
+    /// `hasCommitted(after:)` before sending them. `bodyBytes`, the batch's body sizes, bounds what is kept.
+    public func readAheadRevisions(
+        _ requests: [OutgoingRevisionRequest], in collection: CollectionName = .default, bodyBytes: Int
+    ) async throws -> ReadAheadRevisions {
+        let generation = commits.generation
+        let key = SharedRevisionsRead(collection: collection, requests: requests)
+        let revisions = try await sharedRevisionReads.value(
+            of: key, observedGeneration: generation, cost: bodyBytes
+        ) {
+            try await self.outgoingRevisions(requests, in: collection)
+        }
+        return ReadAheadRevisions(generation: generation, revisions: revisions)
+    }
+
+    /// Whether a write that can add a change has committed in this process since `generation` was observed.
+    public func hasCommitted(after generation: UInt64) -> Bool {
+        commits.generation > generation
+    }
+
     /// The document's current revision in place of `request.revID`, for a receiver that asked for
     /// replacements of revisions that are gone (`sendReplacementRevs`); `nil` once the document is.
     public func currentOutgoingRevision(
@@ -75,4 +97,17 @@ extension DocumentDatabase {
             revID: request.revID, deleted: node.deleted, body: body,
             history: tree.history(of: request.revID, stoppingAt: request.knownRevIDs, maxCount: request.maxHistory))
     }
+}
+
+/// A batch's revisions read ahead for a puller, in the order requested; `generation` is the commit generation
+/// they are at least as new as.
+public struct ReadAheadRevisions: Sendable {
+    public let generation: UInt64
+    public let revisions: [OutgoingRevision?]
+}
+
+/// What identifies a read-ahead that pull feeds share.
+struct SharedRevisionsRead: Hashable, Sendable {
+    var collection: CollectionName
+    var requests: [OutgoingRevisionRequest]
 }

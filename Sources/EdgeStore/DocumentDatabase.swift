@@ -23,6 +23,11 @@ public final class DocumentDatabase: Sendable {
     /// Told how long each write transaction took, commit included (the gateway's metrics).
     public let commitDurations = CommitDurationObserver()
     let collectionIDs = CollectionIDCache()
+    /// The changes queries of continuous feeds, shared per commit (`CommitScopedReads`).
+    let sharedChangesReads = CommitScopedReads<SharedChangesRead, [Change]>(maximumReads: 64)
+    /// Revisions read ahead by pull feeds, shared per commit; at most 16 MiB of bodies kept.
+    let sharedRevisionReads = CommitScopedReads<SharedRevisionsRead, [OutgoingRevision?]>(
+        maximumReads: 64, maximumCost: 16 << 20)
 
     init(name: String, path: String, blobDirectory: URL, configuration: StoreConfiguration)
         throws(StoreError)

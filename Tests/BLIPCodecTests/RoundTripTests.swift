@@ -9,8 +9,13 @@ struct Pipe {
     var assembler = MessageAssembler()
     var frames: [[UInt8]] = []
 
-    init(configuration: Outbox.Configuration = Outbox.Configuration()) throws {
-        outbox = Outbox(configuration: configuration, encoder: try BLIPFrameEncoder())
+    init(
+        configuration: Outbox.Configuration = Outbox.Configuration(), compressionLevel: Int32 = 6,
+        memoryLevel: Int32 = 9
+    ) throws {
+        outbox = Outbox(
+            configuration: configuration,
+            encoder: try BLIPFrameEncoder(compressionLevel: compressionLevel, memoryLevel: memoryLevel))
         decoder = BLIPFrameDecoder()
     }
 
@@ -56,10 +61,15 @@ struct RoundTripTests {
         #expect(pipe.frames[0].dropFirst(2).dropLast(4).elementsEqual(payload))
     }
 
-    @Test("compressed and uncompressed messages, large and small, share one deflate stream")
-    func mixedStream() throws {
+    /// LiteCore's deflate settings and the gateway's (`BLIPConnection.Configuration`).
+    static let deflateSettings: [(compressionLevel: Int32, memoryLevel: Int32)] = [(6, 9), (1, 8)]
+
+    @Test(
+        "compressed and uncompressed messages, large and small, share one deflate stream",
+        arguments: deflateSettings)
+    func mixedStream(compressionLevel: Int32, memoryLevel: Int32) throws {
         var generator = SplitMix64(seed: 42)
-        var pipe = try Pipe()
+        var pipe = try Pipe(compressionLevel: compressionLevel, memoryLevel: memoryLevel)
         var sent: [BLIPMessage] = []
         for index in 0..<200 {
             let length =
@@ -91,10 +101,10 @@ struct RoundTripTests {
         #expect(pipe.frames.allSatisfy { $0.count <= 16_384 })
     }
 
-    @Test("incompressible data stays within the frame size")
-    func incompressibleFrames() throws {
+    @Test("incompressible data stays within the frame size", arguments: deflateSettings)
+    func incompressibleFrames(compressionLevel: Int32, memoryLevel: Int32) throws {
         var generator = SplitMix64(seed: 7)
-        var pipe = try Pipe()
+        var pipe = try Pipe(compressionLevel: compressionLevel, memoryLevel: memoryLevel)
         let blob = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let request = BLIPMessage(
             kind: .request, number: 1, properties: ["Profile": "getAttachment", "compress": "true"])
@@ -114,5 +124,11 @@ struct RoundTripTests {
         #expect(received.first?.body == blob)
         #expect(pipe.frames.allSatisfy { $0.count <= 16_384 })
         #expect(pipe.frames.count >= 19)
+    }
+
+    @Test("memory levels that would break the compressed-length bound are refused")
+    func memoryLevelOutOfRange() {
+        #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 7) }
+        #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 10) }
     }
 }

@@ -35,8 +35,8 @@ struct LoadTests {
         // The clients run in a process of their own, as devices would, so the gateway's figures are its own.
         let summaryPath = root.appendingPathComponent("summary.json")
         let logPath = root.appendingPathComponent("load-generator.log")
-        FileManager.default.createFile(atPath: summaryPath.path, contents: nil)
-        FileManager.default.createFile(atPath: logPath.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: summaryPath.path, contents: nil))
+        #expect(FileManager.default.createFile(atPath: logPath.path, contents: nil))
         let generator = SpawnedProcess()
         generator.executableURL = Self.loadGenerator
         generator.arguments = [

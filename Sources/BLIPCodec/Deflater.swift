@@ -44,7 +44,7 @@ public final class Deflater {
     /// An upper bound for the bytes `compress` appends for `inputLength` bytes of input.
     ///
     /// Incompressible input becomes stored blocks (5 bytes of overhead per block of at most 16 KiB at
-    /// memLevel 9); the margin also covers a pending bit buffer and the stripped flush block.
+    /// memLevel 8 and 9); the margin also covers a pending bit buffer and the stripped flush block.
     public static func maxCompressedLength(forInputLength inputLength: Int) -> Int {
         inputLength + (inputLength >> 11) + 16
     }

@@ -10,12 +10,12 @@ struct Pipe {
     var frames: [[UInt8]] = []
 
     init(
-        configuration: Outbox.Configuration = Outbox.Configuration(), compressionLevel: Int32 = 6,
-        memoryLevel: Int32 = 9
+        configuration: Outbox.Configuration = Outbox.Configuration(),
+        deflate: RoundTripTests.DeflateSetting = RoundTripTests.liteCoreDeflate
     ) throws {
         outbox = Outbox(
             configuration: configuration,
-            encoder: try BLIPFrameEncoder(compressionLevel: compressionLevel, memoryLevel: memoryLevel))
+            encoder: try BLIPFrameEncoder(compressionLevel: deflate.level, memoryLevel: deflate.memoryLevel))
         decoder = BLIPFrameDecoder()
     }
 
@@ -61,15 +61,25 @@ struct RoundTripTests {
         #expect(pipe.frames[0].dropFirst(2).dropLast(4).elementsEqual(payload))
     }
 
-    /// LiteCore's deflate settings and the gateway's (`BLIPConnection.Configuration`).
-    static let deflateSettings: [(compressionLevel: Int32, memoryLevel: Int32)] = [(6, 9), (1, 8)]
+    struct DeflateSetting: Sendable, CustomTestStringConvertible {
+        var level: Int32
+        var memoryLevel: Int32
+
+        var testDescription: String { "level \(level), memLevel \(memoryLevel)" }
+    }
+
+    static let liteCoreDeflate = DeflateSetting(level: 6, memoryLevel: 9)
+    /// LiteCore's deflate settings, the gateway's (`BLIPConnection.Configuration`), and the smallest allowed.
+    static let deflateSettings = [
+        liteCoreDeflate, DeflateSetting(level: 1, memoryLevel: 8), DeflateSetting(level: 9, memoryLevel: 8),
+    ]
 
     @Test(
         "compressed and uncompressed messages, large and small, share one deflate stream",
         arguments: deflateSettings)
-    func mixedStream(compressionLevel: Int32, memoryLevel: Int32) throws {
+    func mixedStream(deflate: DeflateSetting) throws {
         var generator = SplitMix64(seed: 42)
-        var pipe = try Pipe(compressionLevel: compressionLevel, memoryLevel: memoryLevel)
+        var pipe = try Pipe(deflate: deflate)
         var sent: [BLIPMessage] = []
         for index in 0..<200 {
             let length =
@@ -102,9 +112,9 @@ struct RoundTripTests {
     }
 
     @Test("incompressible data stays within the frame size", arguments: deflateSettings)
-    func incompressibleFrames(compressionLevel: Int32, memoryLevel: Int32) throws {
+    func incompressibleFrames(deflate: DeflateSetting) throws {
         var generator = SplitMix64(seed: 7)
-        var pipe = try Pipe(compressionLevel: compressionLevel, memoryLevel: memoryLevel)
+        var pipe = try Pipe(deflate: deflate)
         let blob = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let request = BLIPMessage(
             kind: .request, number: 1, properties: ["Profile": "getAttachment", "compress": "true"])
@@ -126,8 +136,25 @@ struct RoundTripTests {
         #expect(pipe.frames.count >= 19)
     }
 
+    @Test("compressed output stays within its bound on a long stream of text and random bytes", arguments: deflateSettings)
+    func compressedLengthBound(deflate: DeflateSetting) throws {
+        var generator = SplitMix64(seed: 11)
+        let deflater = try Deflater(level: deflate.level, memoryLevel: deflate.memoryLevel)
+        for round in 0..<400 {
+            let length = [1, 100, 1_000, 8_000, 16_000, 16_300][round % 6]
+            let input =
+                round % 3 == 0
+                ? Self.text(length, using: &generator)
+                : (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var output: [UInt8] = []
+            input.withUnsafeBytes { deflater.compress($0, appendingTo: &output) }
+            let bound = Deflater.maxCompressedLength(forInputLength: length)
+            #expect(output.count <= bound, "round \(round): \(length) bytes became \(output.count)")
+        }
+    }
+
     @Test("memory levels that would break the compressed-length bound are refused")
-    func memoryLevelOutOfRange() {
+    func deflateSettingsOutOfRange() {
         #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 7) }
         #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 10) }
     }

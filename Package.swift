@@ -474,6 +474,7 @@ let package = Package(
             name: "EdgeReplicationTests",
             dependencies: [
                 "EdgeReplication",
+                "CMalloc",
                 "UpstreamStandIns",
                 "UpstreamDialer",
                 "EdgeGatewayTestSupport",

@@ -137,7 +137,14 @@ public struct LiteCoreShapedPuller: Sendable {
             await flow.waitUntilDone()
         }
         saver.cancel()
-        checkpoints = try await saver.value
+        if let saved = try? await saver.value {
+            checkpoints = saved
+        } else {
+            // Cancelled in the middle of a save (or a save failed): whether the peer stored it is unknown, so the
+            // current revision is fetched again before the final save.
+            checkpoints = fetched
+            _ = try await checkpoints.fetch()
+        }
         if await flow.isClosed {
             throw LiteCoreShapedPullerError.connectionEnded("before the pull finished")
         }

@@ -16,17 +16,16 @@ extension StoreService {
     /// database's files changed. A read, or a task that sleeps and wakes, goes through libdispatch, which retires
     /// a parked worker only after 5 s without work but wakes the parked workers in turn: a wake-up every second
     /// kept every worker that a burst of connections had started alive for good (RELIABILITY.md, "Soak").
-    func watchOtherProcessesCommits() async {
+    ///
+    /// Returns the scheduled looks, to be cancelled before the databases close.
+    func watchOtherProcessesCommits() async -> RepeatedTask {
         let watcher = await OtherProcessCommitWatcher(databases: databases)
         let interval = Self.otherProcessesCheckInterval
-        let looks = MultiThreadedEventLoopGroup.singleton.any().scheduleRepeatedTask(
+        return MultiThreadedEventLoopGroup.singleton.any().scheduleRepeatedTask(
             initialDelay: interval, delay: interval
         ) { _ in
             watcher.look()
         }
-        // Until the service is cancelled: a sleep that ends early on cancellation, with no wake-up before it.
-        try? await Task.sleep(for: .seconds(100 * 365 * 86_400))
-        looks.cancel()
     }
 }
 

@@ -35,19 +35,17 @@ final class StoreService: Service, HealthReporting {
     static let maintenanceInterval = Duration.seconds(3600)
 
     func run() async throws {
+        let otherProcessesWatch = await watchOtherProcessesCommits()
         // The sweep stops as soon as shutdown begins; a sweep in flight is one write transaction, which
         // finishes or rolls back as a whole.
         await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.watchOtherProcessesCommits() }
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: Self.maintenanceInterval)
-                    guard !Task.isCancelled else { break }
-                    await self.sweep()
-                }
-                group.cancelAll()
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.maintenanceInterval)
+                guard !Task.isCancelled else { break }
+                await self.sweep()
             }
         }
+        otherProcessesWatch.cancel()
         for database in databases {
             do {
                 try database.close()

@@ -59,7 +59,8 @@ struct CrashMidSyncTests {
     }
 
     /// Opens the stopped gateway's database in this process and checks that every document in `expected` is there
-    /// with the same revision, body and blob bytes, and that SQLite finds the file intact.
+    /// with the same revision, body and blob bytes, and that SQLite finds the file intact. The documents are read in
+    /// batches, oldest change first, so that checking a million documents takes seconds, not one read each.
     static func verify(
         gatewayData: URL, expected: [(docID: String, revID: RevisionID)], seeded: [String: Seeded]
     ) async throws -> (present: Int, integrity: [String]) {
@@ -67,19 +68,36 @@ struct CrashMidSyncTests {
         let database = try await store.database(named: "inventory", createIfMissing: false)
         defer { try? database.close() }
         let integrity = try await database.integrityCheck()
-        for (docID, revID) in expected {
-            let revision = try await database.revision(docID, revID: revID)
-            let body = try #require(revision?.body, "acknowledged \(docID) \(revID) missing or without body")
-            let original = try #require(seeded[docID])
-            #expect(sameJSON(body, original.body), "\(docID): body differs")
-            if let digest = original.blob {
-                #expect(database.blobs.contains(digest), "\(docID): blob \(digest) missing")
-                if database.blobs.contains(digest) {
-                    #expect(EdgeStore.BlobDigest(of: try database.blobs.read(digest)) == digest, "\(docID): blob bytes")
+        var unchecked = Dictionary(expected.map { ($0.docID, $0.revID) }, uniquingKeysWith: { _, last in last })
+        var present = 0
+        var sequence: Int64 = 0
+        while true {
+            let batch = try await database.currentDocuments(after: sequence, limit: 10_000)
+            if batch.lastSequence == sequence { break }
+            sequence = batch.lastSequence
+            present += batch.documents.count
+            for exported in batch.documents {
+                let document = exported.document
+                guard let revID = unchecked.removeValue(forKey: document.docID) else { continue }
+                #expect(document.revID == revID, "\(document.docID): \(document.revID) instead of \(revID)")
+                let original = try #require(seeded[document.docID])
+                #expect(
+                    document.body == original.body || sameJSON(document.body, original.body),
+                    "\(document.docID): body differs")
+                if let digest = original.blob {
+                    #expect(database.blobs.contains(digest), "\(document.docID): blob \(digest) missing")
+                    if database.blobs.contains(digest) {
+                        #expect(
+                            EdgeStore.BlobDigest(of: try database.blobs.read(digest)) == digest,
+                            "\(document.docID): blob bytes")
+                    }
                 }
             }
         }
-        return (try await database.changes(since: 0).count, integrity)
+        #expect(
+            unchecked.isEmpty,
+            "\(unchecked.count) acknowledged documents missing, such as \(unchecked.keys.sorted().prefix(5))")
+        return (present, integrity)
     }
 
     @Test("every acknowledged revision survives SIGKILL with body and blobs; the resumed push re-sends only in-flight work")

@@ -6,23 +6,37 @@ import CZlib
 public final class BLIPFrameEncoder {
     private let compressionLevel: Int32
     private let memoryLevel: Int32
-    /// Created with the first compressed frame: a deflate stream zeroes over 100 KiB when it is set
-    /// up, and an idle replication connection (a continuous pull that is caught up) never sends one.
+    private let windowBits: Int32
+    /// Created with the first compressed frame: a deflate stream zeroes tens of KiB when it is set up, and
+    /// an idle replication connection (a continuous pull that is caught up) never sends one.
     private var deflater: Deflater?
     private var crc = CRC32()
 
     /// - Parameters:
     ///   - compressionLevel: zlib level 1–9, or 0 to never compress (as LiteCore's `BLIPCompressionLevel`
     ///     option).
-    ///   - memoryLevel: zlib's memLevel, 8 or 9 (the defaults, level 6 and memLevel 9, are LiteCore's).
-    ///     Lower levels split incompressible data into smaller stored blocks, 5 bytes each: at 6 and below
-    ///     `Deflater.maxCompressedLength` no longer holds, and 7 stays within a few bytes of it.
-    public init(compressionLevel: Int32 = 6, memoryLevel: Int32 = 9) throws(CompressionSetupError) {
-        guard (0...9).contains(compressionLevel), (8...9).contains(memoryLevel) else {
+    ///   - memoryLevel: zlib's memLevel, 7–9 (the defaults, level 6, memLevel 9 and windowBits 15, are
+    ///     LiteCore's). Lower levels end stored blocks sooner, 5 bytes of overhead each, and below 7
+    ///     `Deflater.maxCompressedLength` no longer holds.
+    ///   - windowBits: 15 (a 32 KiB window), or 14 with memLevel 7. zlib may store an incompressible block
+    ///     uncompressed only while the block's input is still in its window; a block of 16 KiB of literals
+    ///     (memLevel 8 and 9) can slide out of a 16 KiB window and would then be Huffman-coded, larger than
+    ///     its input, while an 8 KiB one (memLevel 7) cannot.
+    public init(compressionLevel: Int32 = 6, memoryLevel: Int32 = 9, windowBits: Int32 = 15)
+        throws(CompressionSetupError)
+    {
+        let boundedFrames =
+            switch windowBits {
+            case 15: (7...9).contains(memoryLevel)
+            case 14: memoryLevel == 7
+            default: false
+            }
+        guard (0...9).contains(compressionLevel), boundedFrames else {
             throw CompressionSetupError(zlibCode: Z_STREAM_ERROR)
         }
         self.compressionLevel = compressionLevel
         self.memoryLevel = memoryLevel
+        self.windowBits = windowBits
     }
 
     /// Whether `encodeFrame` honours `compress`.
@@ -41,7 +55,7 @@ public final class BLIPFrameEncoder {
         let room = frameSize - Self.headerLength(number: number) - 4
         guard compress && compresses else { return max(room, 1) }
         // Inverts Deflater.maxCompressedLength, so even incompressible chunks fit the frame.
-        return max(room - 16 - (room >> 11), 1)
+        return max(room - 16 - (room >> Deflater.storedOverheadShift(memoryLevel: memoryLevel)), 1)
     }
 
     /// Encodes one data frame carrying `chunk` of a message's bytes.
@@ -58,7 +72,7 @@ public final class BLIPFrameEncoder {
         if compress, compresses, self.deflater == nil {
             // Compression is each frame's own choice, so if zlib cannot get its memory the frame
             // simply goes uncompressed (and the next one tries again).
-            self.deflater = try? Deflater(level: compressionLevel, memoryLevel: memoryLevel)
+            self.deflater = try? Deflater(level: compressionLevel, memoryLevel: memoryLevel, windowBits: windowBits)
         }
         let deflater = compress ? self.deflater : nil
         if deflater != nil {
@@ -66,7 +80,7 @@ public final class BLIPFrameEncoder {
         }
         var frame: [UInt8] = []
         frame.reserveCapacity(
-            Self.headerLength(number: number) + Deflater.maxCompressedLength(forInputLength: chunk.count)
+            Self.headerLength(number: number) + Deflater.maxCompressedLength(forInputLength: chunk.count, memoryLevel: memoryLevel)
                 + 4)
         Varint.append(number, to: &frame)
         frame.append(flags.byte(for: type))

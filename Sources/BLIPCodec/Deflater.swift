@@ -21,13 +21,14 @@ public final class Deflater {
     /// zlib writes here and the output is appended from it, so no buffer is zero-filled per frame.
     private let scratch: UnsafeMutablePointer<UInt8>
 
-    /// Level 6 and memLevel 9 are LiteCore's settings; with them zlib reproduces Couchbase Lite's
-    /// single-frame compressed messages byte for byte.
-    public init(level: Int32 = 6, memoryLevel: Int32 = 9) throws(CompressionSetupError) {
+    /// Level 6, memLevel 9 and a 32 KiB window (windowBits 15) are LiteCore's settings; with them zlib
+    /// reproduces Couchbase Lite's single-frame compressed messages byte for byte. Any raw inflater with a
+    /// 32 KiB window, as every BLIP peer's is, reads a stream made with a smaller window.
+    public init(level: Int32 = 6, memoryLevel: Int32 = 9, windowBits: Int32 = 15) throws(CompressionSetupError) {
         // zlib keeps a pointer back to the z_stream, so it must not move: allocate it on the heap.
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        let status = CZlib_deflateInit2(stream, level, -15, memoryLevel)
+        let status = CZlib_deflateInit2(stream, level, -windowBits, memoryLevel)
         guard status == Z_OK else {
             stream.deallocate()
             throw CompressionSetupError(zlibCode: status)
@@ -41,12 +42,20 @@ public final class Deflater {
         scratch.deallocate()
     }
 
-    /// An upper bound for the bytes `compress` appends for `inputLength` bytes of input.
+    /// An upper bound for the bytes `compress` appends for `inputLength` bytes of input, for a stream made
+    /// with `memoryLevel`.
     ///
-    /// Incompressible input becomes stored blocks (5 bytes of overhead per block of at most 16 KiB at
-    /// memLevel 8 and 9); the margin also covers a pending bit buffer and the stripped flush block.
-    public static func maxCompressedLength(forInputLength inputLength: Int) -> Int {
-        inputLength + (inputLength >> 11) + 16
+    /// Incompressible input becomes stored blocks, 5 bytes of overhead each. A block ends at the latest when
+    /// zlib's symbol buffer is full: 16 KiB of literals at memLevel 8 and 9, 8 KiB at 7, so the overhead is
+    /// at most 1 byte per 2 KiB, or per 1 KiB at memLevel 7. The margin also covers a pending bit buffer
+    /// and the stripped flush block.
+    public static func maxCompressedLength(forInputLength inputLength: Int, memoryLevel: Int32 = 9) -> Int {
+        inputLength + (inputLength >> storedOverheadShift(memoryLevel: memoryLevel)) + 16
+    }
+
+    /// log2 of the input bytes per byte of stored-block overhead that `maxCompressedLength` allows.
+    static func storedOverheadShift(memoryLevel: Int32) -> Int {
+        memoryLevel >= 8 ? 11 : 10
     }
 
     /// Compresses `input`, sync-flushes, and appends the output without its `00 00 FF FF` trailer.

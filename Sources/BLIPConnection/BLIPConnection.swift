@@ -30,12 +30,21 @@ public actor BLIPConnection {
         /// level 6's CPU time for about 5 % more bytes (BENCHMARKS.md), and a gateway is short of CPU, not of
         /// LAN bandwidth. The peer's inflater reads any level.
         public var compressionLevel: Int32 = 1
-        /// zlib memLevel of the outgoing deflate stream, 8 or 9.
+        /// zlib memLevel of the outgoing deflate stream, 7–9 (`BLIPFrameEncoder` says which go with which
+        /// window).
         ///
-        /// LiteCore uses 9. With 8, zlib's default, the stream's hash table is 64 KiB instead of 128 KiB, and
-        /// zlib zeroes all of it when the stream is set up; a listener with 1,000 connections that all receive
-        /// documents keeps 64 MB less (RELIABILITY.md, "Load"). The peer's inflater reads either.
-        public var compressionMemoryLevel: Int32 = 8
+        /// LiteCore uses 9, whose hash table is 128 KiB (zeroed when the stream is set up) and whose pending
+        /// buffer is 128 KiB. At 7 they are 32 KiB each. On a listener every connection that receives documents
+        /// keeps its stream for good, so with 1,000 of them this is most of the gateway's memory
+        /// (RELIABILITY.md, "Load").
+        public var compressionMemoryLevel: Int32 = 7
+        /// log2 of the outgoing deflate window, 14 or 15.
+        ///
+        /// LiteCore uses 15. A 16 KiB window holds 64 KiB per stream (the window twice over and its chain
+        /// table) instead of 128 KiB, all of it touched once a connection has sent 32 KiB. Replication
+        /// messages repeat their keys within a message and their neighbours, so little is lost; the peer's
+        /// 32 KiB inflater reads the stream unchanged.
+        public var compressionWindowBits: Int32 = 14
 
         public init() {}
     }
@@ -80,7 +89,8 @@ public actor BLIPConnection {
         outbox = Outbox(
             configuration: configuration.outbox,
             encoder: try BLIPFrameEncoder(
-                compressionLevel: configuration.compressionLevel, memoryLevel: configuration.compressionMemoryLevel)
+                compressionLevel: configuration.compressionLevel, memoryLevel: configuration.compressionMemoryLevel,
+                windowBits: configuration.compressionWindowBits)
         )
         decoder = BLIPFrameDecoder(
             maxFrameSize: configuration.maxIncomingFrameSize,

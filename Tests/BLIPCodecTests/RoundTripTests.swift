@@ -15,7 +15,8 @@ struct Pipe {
     ) throws {
         outbox = Outbox(
             configuration: configuration,
-            encoder: try BLIPFrameEncoder(compressionLevel: deflate.level, memoryLevel: deflate.memoryLevel))
+            encoder: try BLIPFrameEncoder(
+                compressionLevel: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits))
         decoder = BLIPFrameDecoder()
     }
 
@@ -64,14 +65,18 @@ struct RoundTripTests {
     struct DeflateSetting: Sendable, CustomTestStringConvertible {
         var level: Int32
         var memoryLevel: Int32
+        var windowBits: Int32
 
-        var testDescription: String { "level \(level), memLevel \(memoryLevel)" }
+        var testDescription: String { "level \(level), memLevel \(memoryLevel), windowBits \(windowBits)" }
     }
 
-    static let liteCoreDeflate = DeflateSetting(level: 6, memoryLevel: 9)
-    /// LiteCore's deflate settings, the gateway's (`BLIPConnection.Configuration`), and the smallest allowed.
+    static let liteCoreDeflate = DeflateSetting(level: 6, memoryLevel: 9, windowBits: 15)
+    /// LiteCore's deflate settings, the gateway's (`BLIPConnection.Configuration`), and others allowed at the
+    /// edges: the slowest level, and the smallest memory level with the full window.
     static let deflateSettings = [
-        liteCoreDeflate, DeflateSetting(level: 1, memoryLevel: 8), DeflateSetting(level: 9, memoryLevel: 8),
+        liteCoreDeflate, DeflateSetting(level: 1, memoryLevel: 7, windowBits: 14),
+        DeflateSetting(level: 9, memoryLevel: 7, windowBits: 14), DeflateSetting(level: 1, memoryLevel: 8, windowBits: 15),
+        DeflateSetting(level: 6, memoryLevel: 7, windowBits: 15),
     ]
 
     @Test(
@@ -136,26 +141,53 @@ struct RoundTripTests {
         #expect(pipe.frames.count >= 19)
     }
 
-    @Test("compressed output stays within its bound on a long stream of text and random bytes", arguments: deflateSettings)
-    func compressedLengthBound(deflate: DeflateSetting) throws {
+    /// Which of 402 frame-sized chunks on one stream came out longer than `Deflater.maxCompressedLength`. The
+    /// first two are 16,300 random bytes each: the second starts 16,300 bytes into the window, so with a 16 KiB
+    /// window its block slides out before it ends unless the block is cut short (memLevel 7). Then come text,
+    /// random bytes, and text followed by random bytes, of varied lengths.
+    static func chunksOverBound(_ deflate: DeflateSetting) throws -> [String] {
         var generator = SplitMix64(seed: 11)
-        let deflater = try Deflater(level: deflate.level, memoryLevel: deflate.memoryLevel)
-        for round in 0..<400 {
-            let length = [1, 100, 1_000, 8_000, 16_000, 16_300][round % 6]
+        let deflater = try Deflater(level: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits)
+        var over: [String] = []
+        for round in 0..<402 {
+            let length = round < 2 ? 16_300 : [1, 100, 1_000, 8_000, 16_000, 16_300][round % 6]
+            let random = { (count: Int) in (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) } }
             let input =
-                round % 3 == 0
-                ? Self.text(length, using: &generator)
-                : (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                switch round < 2 ? 1 : round % 3 {
+                case 0: Self.text(length, using: &generator)
+                case 1: random(length)
+                default: Self.text(length / 3, using: &generator) + random(length - length / 3)
+                }
             var output: [UInt8] = []
             input.withUnsafeBytes { deflater.compress($0, appendingTo: &output) }
-            let bound = Deflater.maxCompressedLength(forInputLength: length)
-            #expect(output.count <= bound, "round \(round): \(length) bytes became \(output.count)")
+            if output.count > Deflater.maxCompressedLength(forInputLength: length, memoryLevel: deflate.memoryLevel) {
+                over.append("round \(round): \(length) bytes became \(output.count)")
+            }
         }
+        return over
     }
 
-    @Test("memory levels that would break the compressed-length bound are refused")
+    @Test("compressed output stays within its bound on a long stream of text and random bytes", arguments: deflateSettings)
+    func compressedLengthBound(deflate: DeflateSetting) throws {
+        let over = try Self.chunksOverBound(deflate)
+        #expect(over.isEmpty, "\(over.prefix(5))")
+    }
+
+    @Test("a 16 KiB window with memLevel 8 does break the bound, which is why the frame encoder refuses it")
+    func smallWindowWithLargeBlocksBreaksTheBound() throws {
+        let over = try Self.chunksOverBound(DeflateSetting(level: 1, memoryLevel: 8, windowBits: 14))
+        #expect(!over.isEmpty)
+    }
+
+    @Test("memory levels and windows that would break the compressed-length bound are refused")
     func deflateSettingsOutOfRange() {
-        #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 7) }
+        #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 6) }
         #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 10) }
+        #expect(throws: CompressionSetupError.self) {
+            try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 8, windowBits: 14)
+        }
+        #expect(throws: CompressionSetupError.self) {
+            try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 7, windowBits: 13)
+        }
     }
 }

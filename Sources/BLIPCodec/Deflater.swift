@@ -15,11 +15,13 @@ public final class Deflater {
     /// The bytes that every sync flush ends with and that BLIP leaves off the wire.
     public static let syncFlushTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 
-    private static let scratchSize = 64 * 1024
+    /// zlib writes into a temporary buffer of this size, taken for each call and appended from, so no buffer
+    /// is zero-filled per frame and none is kept per stream: a listener keeps a deflate and an inflate stream
+    /// for every connection that has exchanged documents, and a 64 KiB buffer kept by each was 128 KiB of heap
+    /// per connection.
+    static let scratchSize = 16 * 1024
 
     private let stream: UnsafeMutablePointer<z_stream>
-    /// zlib writes here and the output is appended from it, so no buffer is zero-filled per frame.
-    private let scratch: UnsafeMutablePointer<UInt8>
 
     /// Level 6, memLevel 9 and a 32 KiB window (windowBits 15) are LiteCore's settings; with them zlib
     /// reproduces Couchbase Lite's single-frame compressed messages byte for byte. Any raw inflater with a
@@ -33,29 +35,27 @@ public final class Deflater {
             stream.deallocate()
             throw CompressionSetupError(zlibCode: status)
         }
-        scratch = .allocate(capacity: Self.scratchSize)
     }
 
     deinit {
         deflateEnd(stream)
         stream.deallocate()
-        scratch.deallocate()
     }
 
     /// An upper bound for the bytes `compress` appends for `inputLength` bytes of input, for a stream made
     /// with `memoryLevel`.
     ///
     /// Incompressible input becomes stored blocks, 5 bytes of overhead each. A block ends at the latest when
-    /// zlib's symbol buffer is full: 16 KiB of literals at memLevel 8 and 9, 8 KiB at 7, so the overhead is
-    /// at most 1 byte per 2 KiB, or per 1 KiB at memLevel 7. The margin also covers a pending bit buffer
-    /// and the stripped flush block.
+    /// zlib's symbol buffer is full, after 2^(memLevel + 6) literals (16 KiB at memLevel 8, 4 KiB at 6), and
+    /// a frame is at most 16 KiB, so the overhead is at most 1 byte per 2 KiB at memLevel 8 and 9, and per
+    /// 2^(memLevel + 3) bytes below. The margin also covers a pending bit buffer and the stripped flush block.
     public static func maxCompressedLength(forInputLength inputLength: Int, memoryLevel: Int32 = 9) -> Int {
         inputLength + (inputLength >> storedOverheadShift(memoryLevel: memoryLevel)) + 16
     }
 
     /// log2 of the input bytes per byte of stored-block overhead that `maxCompressedLength` allows.
     static func storedOverheadShift(memoryLevel: Int32) -> Int {
-        memoryLevel >= 8 ? 11 : 10
+        min(Int(memoryLevel) + 3, 11)
     }
 
     /// Compresses `input`, sync-flushes, and appends the output without its `00 00 FF FF` trailer.
@@ -69,15 +69,17 @@ public final class Deflater {
             stream.pointee.next_in = nil
             stream.pointee.next_out = nil
         }
-        while true {
-            stream.pointee.next_out = scratch
-            stream.pointee.avail_out = uInt(Self.scratchSize)
-            let status = deflate(stream, Z_SYNC_FLUSH)
-            let count = Self.scratchSize - Int(stream.pointee.avail_out)
-            output.append(contentsOf: UnsafeBufferPointer(start: scratch, count: count))
-            // With a sync flush, deflate is done once it leaves output space unused.
-            if stream.pointee.avail_out != 0 || (status != Z_OK && status != Z_BUF_ERROR) {
-                break
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scratchSize) { scratch in
+            while true {
+                stream.pointee.next_out = scratch.baseAddress
+                stream.pointee.avail_out = uInt(Self.scratchSize)
+                let status = deflate(stream, Z_SYNC_FLUSH)
+                let count = Self.scratchSize - Int(stream.pointee.avail_out)
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: scratch.prefix(count)))
+                // With a sync flush, deflate is done once it leaves output space unused.
+                if stream.pointee.avail_out != 0 || (status != Z_OK && status != Z_BUF_ERROR) {
+                    break
+                }
             }
         }
         let trailerLength = Self.syncFlushTrailer.count

@@ -4,11 +4,7 @@ import CZlib
 ///
 /// It is never reset: compressed frames refer back into earlier frames and messages of the connection.
 public final class Inflater {
-    private static let scratchSize = 64 * 1024
-
     private let stream: UnsafeMutablePointer<z_stream>
-    /// zlib writes here and the output is appended from it, so no buffer is zero-filled per frame.
-    private let scratch: UnsafeMutablePointer<UInt8>
 
     public init() throws(CompressionSetupError) {
         stream = .allocate(capacity: 1)
@@ -18,13 +14,11 @@ public final class Inflater {
             stream.deallocate()
             throw CompressionSetupError(zlibCode: status)
         }
-        scratch = .allocate(capacity: Self.scratchSize)
     }
 
     deinit {
         inflateEnd(stream)
         stream.deallocate()
-        scratch.deallocate()
     }
 
     /// Inflates one frame's payload (restoring the `00 00 FF FF` sync-flush trailer) and appends the output.
@@ -83,16 +77,29 @@ public final class Inflater {
             stream.pointee.next_in = nil
             stream.pointee.next_out = nil
         }
+        // As in `Deflater.compress`: a buffer per call, none kept per connection.
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Deflater.scratchSize) {
+            (scratch) throws(BLIPProtocolError) in
+            try drain(into: scratch, output: &output, produced: &produced, limit: limit)
+        }
+    }
+
+    private func drain(
+        into scratch: UnsafeMutableBufferPointer<UInt8>,
+        output: inout [UInt8],
+        produced: inout Int,
+        limit: Int
+    ) throws(BLIPProtocolError) {
         while true {
-            stream.pointee.next_out = scratch
-            stream.pointee.avail_out = uInt(Self.scratchSize)
+            stream.pointee.next_out = scratch.baseAddress
+            stream.pointee.avail_out = uInt(scratch.count)
             let status = CZlib.inflate(stream, Z_SYNC_FLUSH)
-            let count = Self.scratchSize - Int(stream.pointee.avail_out)
+            let count = scratch.count - Int(stream.pointee.avail_out)
             produced += count
             if produced > limit {
                 throw .inflatedFrameTooLarge(limit: limit)
             }
-            output.append(contentsOf: UnsafeBufferPointer(start: scratch, count: count))
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: scratch.prefix(count)))
             switch status {
             case Z_OK, Z_BUF_ERROR:
                 // Done once all input is consumed and zlib left output space unused.

@@ -30,21 +30,21 @@ public actor BLIPConnection {
         /// level 6's CPU time for about 5 % more bytes (BENCHMARKS.md), and a gateway is short of CPU, not of
         /// LAN bandwidth. The peer's inflater reads any level.
         public var compressionLevel: Int32 = 1
-        /// zlib memLevel of the outgoing deflate stream, 7–9 (`BLIPFrameEncoder` says which go with which
+        /// zlib memLevel of the outgoing deflate stream, 6–9 (`BLIPFrameEncoder` says which go with which
         /// window).
         ///
         /// LiteCore uses 9, whose hash table is 128 KiB (zeroed when the stream is set up) and whose pending
-        /// buffer is 128 KiB. At 7 they are 32 KiB each. On a listener every connection that receives documents
+        /// buffer is 128 KiB. At 6 they are 16 KiB each. On a listener every connection that receives documents
         /// keeps its stream for good, so with 1,000 of them this is most of the gateway's memory
         /// (RELIABILITY.md, "Load").
-        public var compressionMemoryLevel: Int32 = 7
-        /// log2 of the outgoing deflate window, 14 or 15.
+        public var compressionMemoryLevel: Int32 = 6
+        /// log2 of the outgoing deflate window, 13–15.
         ///
-        /// LiteCore uses 15. A 16 KiB window holds 64 KiB per stream (the window twice over and its chain
-        /// table) instead of 128 KiB, all of it touched once a connection has sent 32 KiB. Replication
-        /// messages repeat their keys within a message and their neighbours, so little is lost; the peer's
-        /// 32 KiB inflater reads the stream unchanged.
-        public var compressionWindowBits: Int32 = 14
+        /// LiteCore uses 15. An 8 KiB window holds 32 KiB per stream (the window twice over and its chain
+        /// table) instead of 128 KiB, all of it touched once a connection has sent 16 KiB. Replication
+        /// messages repeat their keys within a message and their neighbours, so little is lost (0.5 % more
+        /// bytes on 1 KB documents); the peer's 32 KiB inflater reads the stream unchanged.
+        public var compressionWindowBits: Int32 = 13
 
         public init() {}
     }

@@ -74,9 +74,9 @@ struct RoundTripTests {
     /// LiteCore's deflate settings, the gateway's (`BLIPConnection.Configuration`), and others allowed at the
     /// edges: the slowest level, and the smallest memory level with the full window.
     static let deflateSettings = [
-        liteCoreDeflate, DeflateSetting(level: 1, memoryLevel: 7, windowBits: 14),
-        DeflateSetting(level: 9, memoryLevel: 7, windowBits: 14), DeflateSetting(level: 1, memoryLevel: 8, windowBits: 15),
-        DeflateSetting(level: 6, memoryLevel: 7, windowBits: 15),
+        liteCoreDeflate, DeflateSetting(level: 1, memoryLevel: 6, windowBits: 13),
+        DeflateSetting(level: 9, memoryLevel: 6, windowBits: 13), DeflateSetting(level: 1, memoryLevel: 7, windowBits: 14),
+        DeflateSetting(level: 1, memoryLevel: 8, windowBits: 15), DeflateSetting(level: 6, memoryLevel: 6, windowBits: 15),
     ]
 
     @Test(
@@ -143,8 +143,9 @@ struct RoundTripTests {
 
     /// Which of 402 frame-sized chunks on one stream came out longer than `Deflater.maxCompressedLength`. The
     /// first two are 16,300 random bytes each: the second starts 16,300 bytes into the window, so with a 16 KiB
-    /// window its block slides out before it ends unless the block is cut short (memLevel 7). Then come text,
-    /// random bytes, and text followed by random bytes, of varied lengths.
+    /// window its block slides out before it ends unless the block is cut short (memLevel 7), and with an
+    /// 8 KiB window some block does unless they are shorter still (memLevel 6). Then come text, random bytes,
+    /// and text followed by random bytes, of varied lengths.
     static func chunksOverBound(_ deflate: DeflateSetting) throws -> [String] {
         var generator = SplitMix64(seed: 11)
         let deflater = try Deflater(level: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits)
@@ -173,21 +174,27 @@ struct RoundTripTests {
         #expect(over.isEmpty, "\(over.prefix(5))")
     }
 
-    @Test("a 16 KiB window with memLevel 8 does break the bound, which is why the frame encoder refuses it")
-    func smallWindowWithLargeBlocksBreaksTheBound() throws {
-        let over = try Self.chunksOverBound(DeflateSetting(level: 1, memoryLevel: 8, windowBits: 14))
-        #expect(!over.isEmpty)
+    @Test(
+        "a window too small for its memLevel's blocks does break the bound, which is why the frame encoder refuses it",
+        arguments: [
+            DeflateSetting(level: 1, memoryLevel: 8, windowBits: 14), DeflateSetting(level: 1, memoryLevel: 7, windowBits: 13),
+        ])
+    func smallWindowWithLargeBlocksBreaksTheBound(deflate: DeflateSetting) throws {
+        #expect(!(try Self.chunksOverBound(deflate)).isEmpty)
+        #expect(throws: CompressionSetupError.self) {
+            try BLIPFrameEncoder(compressionLevel: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits)
+        }
     }
 
     @Test("memory levels and windows that would break the compressed-length bound are refused")
     func deflateSettingsOutOfRange() {
-        #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 6) }
+        #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 5) }
         #expect(throws: CompressionSetupError.self) { try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 10) }
         #expect(throws: CompressionSetupError.self) {
-            try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 8, windowBits: 14)
+            try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 6, windowBits: 12)
         }
         #expect(throws: CompressionSetupError.self) {
-            try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 7, windowBits: 13)
+            try BLIPFrameEncoder(compressionLevel: 1, memoryLevel: 6, windowBits: 16)
         }
     }
 }

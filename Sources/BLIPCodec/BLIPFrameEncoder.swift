@@ -15,21 +15,15 @@ public final class BLIPFrameEncoder {
     /// - Parameters:
     ///   - compressionLevel: zlib level 1–9, or 0 to never compress (as LiteCore's `BLIPCompressionLevel`
     ///     option).
-    ///   - memoryLevel: zlib's memLevel, 6–9 (the defaults, level 6, memLevel 9 and windowBits 15, are
-    ///     LiteCore's). Lower levels end stored blocks sooner, 5 bytes of overhead each, and below 6
-    ///     `Deflater.maxCompressedLength` would have to allow more than it does.
-    ///   - windowBits: 15 (a 32 KiB window), or 13–14 with a memLevel of at most windowBits − 7. zlib may
-    ///     store an incompressible block uncompressed only while the block's input is still in its window,
-    ///     and a block holds up to 2^(memLevel + 6) literals: 16 KiB of them (memLevel 8) can slide out of a
-    ///     16 KiB window before the block ends and would then be Huffman-coded, larger than its input, while
-    ///     8 KiB (memLevel 7) cannot. A frame's 16 KiB always fit a 32 KiB window.
+    ///   - memoryLevel, windowBits: zlib's memLevel and log2 of its window (the defaults, level 6, memLevel 9
+    ///     and windowBits 15, are LiteCore's); only pairs for which `Deflater.boundsFrames` holds are accepted,
+    ///     so that even incompressible chunks fit their frame.
     public init(compressionLevel: Int32 = 6, memoryLevel: Int32 = 9, windowBits: Int32 = 15)
         throws(CompressionSetupError)
     {
-        let boundedFrames =
-            (6...9).contains(memoryLevel) && (13...15).contains(windowBits)
-            && (windowBits == 15 || memoryLevel <= windowBits - 7)
-        guard (0...9).contains(compressionLevel), boundedFrames else {
+        guard (0...9).contains(compressionLevel),
+            Deflater.boundsFrames(memoryLevel: memoryLevel, windowBits: windowBits)
+        else {
             throw CompressionSetupError(zlibCode: Z_STREAM_ERROR)
         }
         self.compressionLevel = compressionLevel
@@ -78,8 +72,8 @@ public final class BLIPFrameEncoder {
         }
         var frame: [UInt8] = []
         frame.reserveCapacity(
-            Self.headerLength(number: number) + Deflater.maxCompressedLength(forInputLength: chunk.count, memoryLevel: memoryLevel)
-                + 4)
+            Self.headerLength(number: number)
+                + Deflater.maxCompressedLength(forInputLength: chunk.count, memoryLevel: memoryLevel) + 4)
         Varint.append(number, to: &frame)
         frame.append(flags.byte(for: type))
         if let deflater {

@@ -49,8 +49,20 @@ public final class Deflater {
     /// zlib's symbol buffer is full, after 2^(memLevel + 6) literals (16 KiB at memLevel 8, 4 KiB at 6), and
     /// a frame is at most 16 KiB, so the overhead is at most 1 byte per 2 KiB at memLevel 8 and 9, and per
     /// 2^(memLevel + 3) bytes below. The margin also covers a pending bit buffer and the stripped flush block.
-    public static func maxCompressedLength(forInputLength inputLength: Int, memoryLevel: Int32 = 9) -> Int {
+    public static func maxCompressedLength(forInputLength inputLength: Int, memoryLevel: Int32) -> Int {
         inputLength + (inputLength >> storedOverheadShift(memoryLevel: memoryLevel)) + 16
+    }
+
+    /// Whether `maxCompressedLength` holds for frame-sized input to a stream made with these settings.
+    ///
+    /// memLevel 6–9 (below 6 the stored blocks are so short that their overhead exceeds the allowance), and
+    /// windowBits 15, or 13–14 with a memLevel of at most windowBits − 7. zlib may store an incompressible
+    /// block uncompressed only while the block's input is still in its window: 16 KiB of literals (memLevel 8)
+    /// can slide out of a 16 KiB window before the block ends and would then be Huffman-coded, larger than
+    /// its input, while 8 KiB (memLevel 7) cannot. A frame's 16 KiB always fit a 32 KiB window.
+    public static func boundsFrames(memoryLevel: Int32, windowBits: Int32) -> Bool {
+        (6...9).contains(memoryLevel) && (13...15).contains(windowBits)
+            && (windowBits == 15 || memoryLevel <= windowBits - 7)
     }
 
     /// log2 of the input bytes per byte of stored-block overhead that `maxCompressedLength` allows.

@@ -30,7 +30,7 @@ public actor BLIPConnection {
         /// level 6's CPU time for about 5 % more bytes (BENCHMARKS.md), and a gateway is short of CPU, not of
         /// LAN bandwidth. The peer's inflater reads any level.
         public var compressionLevel: Int32 = 1
-        /// zlib memLevel of the outgoing deflate stream, 6–9 (`BLIPFrameEncoder` says which go with which
+        /// zlib memLevel of the outgoing deflate stream, 6–9 (`Deflater.boundsFrames` says which go with which
         /// window).
         ///
         /// LiteCore uses 9, whose hash table is 128 KiB (zeroed when the stream is set up) and whose pending

@@ -1,11 +1,41 @@
 import Foundation
 
-/// A port that was free a moment ago: good enough for a child process that binds it right away.
+/// A port that is free now and that the kernel will not hand out on its own: good enough for a child process that
+/// binds it a moment later. A port the kernel picked (bind to port 0) would be one of its ephemeral ports, which it
+/// also gives to outgoing connections of tests running alongside; one such connection on that port made a child
+/// gateway fail with "already in use". Ports below the ephemeral range are only ever given out here, in turn.
 public func freeLoopbackPort() throws -> Int {
-    let (descriptor, port) = try boundLoopbackSocket()
-    close(descriptor)
-    return port
+    guard let range = portsBelowTheEphemeralRange else {
+        let (descriptor, port) = try boundLoopbackSocket()
+        close(descriptor)
+        return port
+    }
+    for _ in 0..<range.count {
+        let candidate = unassignedPortLock.withLock {
+            let port = nextUnassignedPort
+            nextUnassignedPort = port + 1 < range.upperBound ? port + 1 : range.lowerBound
+            return port
+        }
+        // Without SO_REUSEADDR, so that a port with connections still in TIME_WAIT is passed over as well.
+        if let (descriptor, port) = try? boundLoopbackSocket(port: candidate, reuseAddress: false) {
+            close(descriptor)
+            return port
+        }
+    }
+    throw POSIXError(.EADDRNOTAVAIL)
 }
+
+/// From 10,000 up to the first port of `net.ipv4.ip_local_port_range`; nil when that range starts too low to
+/// leave room below it.
+private let portsBelowTheEphemeralRange: Range<Int>? = {
+    let setting = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+    let firstEphemeral = setting.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+    return firstEphemeral > 11_000 ? 10_000..<firstEphemeral : nil
+}()
+
+/// Starts at a random place, so that two test processes running at once rarely walk the same ports.
+nonisolated(unsafe) private var nextUnassignedPort = portsBelowTheEphemeralRange.map { Int.random(in: $0) } ?? 0
+private let unassignedPortLock = NSLock()
 
 /// Runs `body` with a loopback port that refuses every connection until `body` returns. The port stays
 /// bound without listening, so a listener of a test running alongside cannot be given it, as it could a
@@ -37,10 +67,10 @@ public final class ReservedLoopbackPort: @unchecked Sendable {
     deinit { release() }
 }
 
-private func boundLoopbackSocket(port: Int = 0) throws -> (descriptor: Int32, port: Int) {
+private func boundLoopbackSocket(port: Int = 0, reuseAddress: Bool = true) throws -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-    if port != 0 {
+    if port != 0 && reuseAddress {
         // As a listener binds: a port whose last connections are in TIME_WAIT can be taken again. Only then:
         // with the option on both, a second socket could bind a port held by a first that does not listen.
         var reuse: Int32 = 1

@@ -3,7 +3,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Answers a request the HTTP decoder could not parse before the connection closes: `431` when its head is
-/// over the decoder's limits (80 KiB of header fields), `400` for anything else malformed.
+/// over the decoder's limits (80 KiB of header fields), `400` for anything else malformed, and `400` for a
+/// WebSocket upgrade request with a body, which NIO's upgrade handler gives up on.
 ///
 /// The listener's pipeline turns NIO's own error handler off (Hummingbird answers the errors it sees itself),
 /// but parse errors happen below Hummingbird, where the client would otherwise only see the connection drop
@@ -18,9 +19,36 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
     /// decoder fails before the next one is handed on. (Whatever is written after an upgrade, raw WebSocket bytes
     /// included, must pass untouched, so this handler does not look at writes.)
     private var answered = false
+    /// Set while this handler is in the pipeline: a failed upgrade is learnt from the upgrade's future, not from
+    /// an event of this handler.
+    private var context: ChannelHandlerContext?
 
     init(logger: Logger) {
         self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Ends a connection whose upgrade negotiation failed. NIO's upgrade handler fails it, without answering or
+    /// closing, when body parts follow an upgrade request whose verdict is still being reached; the connection
+    /// then held its socket, and the connection slot of an accepted upgrade, until the idle timeout (the HTTP
+    /// fuzz run found it). Runs on the event loop as the future fails, so before the upgrade could still go
+    /// ahead once the verdict and the request's end arrive.
+    func endFailedUpgrade(_ error: any Error, channel: any Channel) {
+        guard let context, case .invalidHTTPOrdering? = error as? HTTPServerUpgradeErrors else {
+            channel.close(promise: nil)
+            return
+        }
+        logger.info(
+            "refused an upgrade request with a body",
+            metadata: ["peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")", "status": "400"])
+        answer(context: context, status: .badRequest, message: "A WebSocket upgrade request must not have a body.")
     }
 
     static func status(for error: HTTPParserError) -> HTTPResponseStatus {
@@ -40,18 +68,25 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
                 "status": "\(status.code)", "error": "\(parserError)",
             ])
         // The decoder cannot go on after an error, so the connection closes once the answer is out.
-        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        if !answered {
-            let head = HTTPResponseHead(
-                version: .http1_1, status: status, headers: ["Connection": "close", "Content-Length": "0"])
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                boundContext.value.close(promise: nil)
-            }
-            answered = true
-        } else {
-            context.close(promise: nil)
-        }
+        answer(context: context, status: status, message: nil)
         context.fireErrorCaught(error)
+    }
+
+    /// Writes the answer, once per connection, and closes the connection after it.
+    private func answer(context: ChannelHandlerContext, status: HTTPResponseStatus, message: String?) {
+        guard !answered else {
+            context.close(promise: nil)
+            return
+        }
+        answered = true
+        let body = message.map { ByteBuffer(string: $0 + "\n") }
+        var headers: HTTPHeaders = ["Connection": "close", "Content-Length": "\(body?.readableBytes ?? 0)"]
+        if body != nil { headers.add(name: "Content-Type", value: "text/plain; charset=utf-8") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            boundContext.value.close(promise: nil)
+        }
     }
 }

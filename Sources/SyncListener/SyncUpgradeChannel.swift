@@ -140,6 +140,9 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
                 configuration: configuration)
+            negotiated.whenFailure { error in
+                parseErrorResponder.value.endFailedUpgrade(error, channel: channel)
+            }
             let upgradeHandler = try channel.pipeline.syncOperations.handler(
                 type: NIOTypedHTTPServerUpgradeHandler<Negotiated>.self)
             try channel.pipeline.syncOperations.addHandler(headRecorder.value, position: .before(upgradeHandler))

@@ -84,6 +84,15 @@ struct HTTPFuzzTests {
         return bytes
     }
 
+    /// An input and what came back, printable on one line, for the inputs the server left open.
+    static func sample(_ input: [UInt8], _ exchange: RawExchange) -> String {
+        func escaped(_ bytes: some Collection<UInt8>) -> String {
+            String(decoding: bytes, as: UTF8.self).debugDescription
+        }
+        return "sent \(escaped(input.prefix(400))) (\(input.count) bytes, \(exchange.bytesSent) went out); "
+            + "received \(exchange.received.count) bytes: \(escaped(exchange.received.prefix(200)))"
+    }
+
     @Test("mutated requests over loopback are answered or closed; the node stays up and a bystander replicates")
     func mutatedRequests() async throws {
         var settings = TestGateway.settings(maxConnections: 64)
@@ -97,6 +106,7 @@ struct HTTPFuzzTests {
                 var random = SplitMix64(seed: Self.seed)
                 var statuses: [Int: Int] = [:]
                 var leftOpen = 0
+                var leftOpenSamples: [String] = []
                 var sent = 0
                 // In batches, so that memory stays bounded however long the run.
                 while sent < Self.iterations {
@@ -104,17 +114,22 @@ struct HTTPFuzzTests {
                     let inputs = (0..<count).map { _ in Self.mutate(Self.corpus.randomElement(using: &random)!, &random) }
                     // Two senders: the machine has two cores, and the listener needs its share.
                     let halves = [0, 1].map { half in inputs.indices.filter { $0 % 2 == half }.map { inputs[$0] } }
-                    let exchanges = try await withThrowingTaskGroup(of: [RawExchange].self) { group in
+                    let exchanges = try await withThrowingTaskGroup(of: [([UInt8], RawExchange)].self) { group in
                         for half in halves {
                             group.addTask {
-                                try await RawExchange.runMany(port: gateway.port, inputs: half, quietFor: .seconds(6))
+                                let results = try await RawExchange.runMany(
+                                    port: gateway.port, inputs: half, quietFor: .seconds(6))
+                                return Array(zip(half, results))
                             }
                         }
                         return try await group.reduce(into: []) { $0 += $1 }
                     }
-                    for exchange in exchanges {
+                    for (input, exchange) in exchanges {
                         statuses[exchange.status ?? 0, default: 0] += 1
-                        if !exchange.closedByServer { leftOpen += 1 }
+                        if !exchange.closedByServer {
+                            leftOpen += 1
+                            if leftOpenSamples.count < 5 { leftOpenSamples.append(Self.sample(input, exchange)) }
+                        }
                     }
                     sent += exchanges.count
                 }
@@ -123,7 +138,10 @@ struct HTTPFuzzTests {
                 print(
                     "http fuzz: \(sent) inputs, seed \(Self.seed), \(elapsed): statuses \(tally.joined(separator: ", ")); "
                         + "left open after 6 s: \(leftOpen)")
+                for sample in leftOpenSamples { print("http fuzz: left open: \(sample)") }
                 #expect(sent == Self.iterations)
+                // Every input was answered or closed within 6 s of the half-close: none may wait for the idle timeout.
+                #expect(leftOpen == 0, "left open: \(leftOpenSamples.joined(separator: "; "))")
                 #expect(!statuses.keys.contains { $0 >= 500 }, "a mutated request made the node fail: \(statuses)")
                 // The node is up and the bystander was not disturbed.
                 try await ListenerResourceLimitTests.expectAnswered(by: bystander)

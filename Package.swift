@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "BLIPConnection", targets: ["BLIPConnection"]),
         .library(name: "EdgeConfig", targets: ["EdgeConfig"]),
         .library(name: "ReplicationProtocol", targets: ["ReplicationProtocol"]),
+        .library(name: "SyncIdentifiers", targets: ["SyncIdentifiers"]),
         .library(name: "EdgeIdentity", targets: ["EdgeIdentity"]),
         .library(name: "EdgeReplication", targets: ["EdgeReplication"]),
         .library(name: "SyncListener", targets: ["SyncListener"]),
@@ -163,6 +164,13 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
+        ),
+
+        // Names the store, the replication protocol and the REST API share: collection names and blob digests,
+        // each validated in one place by Couchbase's rules.
+        .target(
+            name: "SyncIdentifiers",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
 
         // Pure CBMobile 3 replication vocabulary: message properties and bodies, JSON deltas, blob references.
@@ -461,6 +469,10 @@ let package = Package(
         .testTarget(
             name: "ReplicationProtocolTests",
             dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol"]
+        ),
+        .testTarget(
+            name: "SyncIdentifiersTests",
+            dependencies: ["SyncIdentifiers"]
         ),
         .testTarget(
             name: "JSONByteScanningTests",

@@ -178,6 +178,7 @@ let package = Package(
             name: "ReplicationProtocol",
             dependencies: [
                 "JSONByteScanning",
+                "SyncIdentifiers",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -232,6 +233,7 @@ let package = Package(
                 "EdgeIdentity",
                 "EdgeStore",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 "UpstreamDialer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -252,6 +254,7 @@ let package = Package(
                 "BLIPConnection",
                 "NetworkInterfaces",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -275,6 +278,7 @@ let package = Package(
             name: "EdgeStore",
             dependencies: [
                 "JSONByteScanning",
+                "SyncIdentifiers",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -331,6 +335,7 @@ let package = Package(
                 "PairingURI",
                 "UpstreamDialer",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -356,6 +361,7 @@ let package = Package(
                 "EdgeStore",
                 "EdgeGatewayPairingKit",
                 "NetworkInterfaces",
+                "SyncIdentifiers",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -436,6 +442,7 @@ let package = Package(
                 "BLIPConnection",
                 "EdgeStore",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 "UpstreamDialer",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -468,7 +475,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicationProtocolTests",
-            dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol"]
+            dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol", "SyncIdentifiers"]
         ),
         .testTarget(
             name: "SyncIdentifiersTests",
@@ -498,6 +505,7 @@ let package = Package(
                 "BLIPConnection",
                 "BLIPCodec",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 "LiteCoreShapedPuller",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -522,7 +530,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeStoreTests",
-            dependencies: ["EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport"]
+            dependencies: ["EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport", "SyncIdentifiers"]
         ),
         .testTarget(
             name: "EdgeIdentityTests",
@@ -590,6 +598,7 @@ let package = Package(
                 "EdgeReplication",
                 "EdgeStore",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "BLIPConnection", targets: ["BLIPConnection"]),
         .library(name: "EdgeConfig", targets: ["EdgeConfig"]),
         .library(name: "ReplicationProtocol", targets: ["ReplicationProtocol"]),
+        .library(name: "SyncIdentifiers", targets: ["SyncIdentifiers"]),
         .library(name: "EdgeIdentity", targets: ["EdgeIdentity"]),
         .library(name: "EdgeReplication", targets: ["EdgeReplication"]),
         .library(name: "SyncListener", targets: ["SyncListener"]),
@@ -165,11 +166,19 @@ let package = Package(
             ]
         ),
 
+        // Names the store, the replication protocol and the REST API share: collection names and blob digests,
+        // each validated in one place by Couchbase's rules.
+        .target(
+            name: "SyncIdentifiers",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+
         // Pure CBMobile 3 replication vocabulary: message properties and bodies, JSON deltas, blob references.
         .target(
             name: "ReplicationProtocol",
             dependencies: [
                 "JSONByteScanning",
+                "SyncIdentifiers",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -224,6 +233,7 @@ let package = Package(
                 "EdgeIdentity",
                 "EdgeStore",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 "UpstreamDialer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -244,6 +254,7 @@ let package = Package(
                 "BLIPConnection",
                 "NetworkInterfaces",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -267,6 +278,7 @@ let package = Package(
             name: "EdgeStore",
             dependencies: [
                 "JSONByteScanning",
+                "SyncIdentifiers",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -323,6 +335,7 @@ let package = Package(
                 "PairingURI",
                 "UpstreamDialer",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -348,6 +361,7 @@ let package = Package(
                 "EdgeStore",
                 "EdgeGatewayPairingKit",
                 "NetworkInterfaces",
+                "SyncIdentifiers",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -428,6 +442,7 @@ let package = Package(
                 "BLIPConnection",
                 "EdgeStore",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 "UpstreamDialer",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -460,7 +475,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicationProtocolTests",
-            dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol"]
+            dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol", "SyncIdentifiers"]
+        ),
+        .testTarget(
+            name: "SyncIdentifiersTests",
+            dependencies: ["SyncIdentifiers"]
         ),
         .testTarget(
             name: "JSONByteScanningTests",
@@ -486,6 +505,7 @@ let package = Package(
                 "BLIPConnection",
                 "BLIPCodec",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 "LiteCoreShapedPuller",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -510,7 +530,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeStoreTests",
-            dependencies: ["EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport"]
+            dependencies: ["EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport", "SyncIdentifiers"]
         ),
         .testTarget(
             name: "EdgeIdentityTests",
@@ -578,6 +598,7 @@ let package = Package(
                 "EdgeReplication",
                 "EdgeStore",
                 "ReplicationProtocol",
+                "SyncIdentifiers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

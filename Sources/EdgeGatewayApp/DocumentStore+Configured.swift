@@ -1,6 +1,7 @@
 import EdgeConfig
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 
 extension DocumentStore {
     /// The store of a configuration's data directory.

@@ -3,6 +3,7 @@ import EdgeConfig
 import EdgeGatewayApp
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 
 /// Moves a database's documents in and out as JSON Lines, for seeding a site, backups an operator can read, and
 /// moving data between gateways that do not replicate with each other.

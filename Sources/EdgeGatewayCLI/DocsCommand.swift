@@ -3,6 +3,7 @@ import EdgeConfig
 import EdgeGatewayApp
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 
 /// Reads and writes documents of a configured database directly in the data directory: for operators
 /// checking what arrived, seeding a database, and scripted tests. It is not an API for apps, which sync.

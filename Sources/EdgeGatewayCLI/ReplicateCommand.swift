@@ -8,6 +8,7 @@ import EdgeReplication
 import EdgeStore
 import Foundation
 import Logging
+import SyncIdentifiers
 
 /// Runs one replication from the command line, outside any running gateway: seeding a new site, a manual catch-up,
 /// or checking that an upstream answers.

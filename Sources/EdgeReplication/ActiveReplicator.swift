@@ -5,6 +5,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
+import SyncIdentifiers
 import UpstreamDialer
 
 /// The active side of replication: connects to an upstream's `/<db>/_blipsync`, and pushes the
@@ -89,7 +90,7 @@ public actor ActiveReplicator {
         /// Pull only these Sync Gateway channels; empty means all the upstream lets this user see.
         public var channels: [String]
         /// The collections replicated, each with its own checkpoint; only the default one in legacy mode.
-        public var collections: [EdgeStore.CollectionName]
+        public var collections: [CollectionName]
 
         public init(
             remoteURL: String,
@@ -105,7 +106,7 @@ public actor ActiveReplicator {
             conflictResolver: ConflictResolver = .default,
             documentIDs: [String] = [],
             channels: [String] = [],
-            collections: [EdgeStore.CollectionName] = [.default]
+            collections: [CollectionName] = [.default]
         ) {
             self.remoteURL = remoteURL
             self.endpointResolver = endpointResolver
@@ -384,7 +385,7 @@ public actor ActiveReplicator {
         }
         let request = GetCollectionsRequest(
             checkpointIDs: checkpointers.map(\.checkpointID),
-            collections: try collections.map { try ReplicationProtocol.CollectionName(parsing: $0.description) })
+            collections: collections)
         let reply: BLIPMessage
         do {
             reply = try await connection.sendRequest(.request(request))
@@ -442,10 +443,10 @@ public actor ActiveReplicator {
 
     /// The checkpoint ID of a collection: the filters are part of it, so changing them starts over; the default
     /// collection keeps the ID it always had.
-    func checkpointID(for collection: EdgeStore.CollectionName = .default) -> String {
+    func checkpointID(for collection: CollectionName = .default) -> String {
         Checkpointer.checkpointID(
             localUUID: database.uuid, remoteUUID: configuration.remoteUUID, docIDs: configuration.documentIDFilter,
-            channels: configuration.channelFilter, collection: collection == .default ? nil : collection.description)
+            channels: configuration.channelFilter, collection: collection == .default ? nil : collection.qualifiedName)
     }
 
     func recordTotal(_ count: Int) {
@@ -461,7 +462,7 @@ public actor ActiveReplicator {
         currentStatus.lastError = message
     }
 
-    func recordIdleness(_ isIdle: Bool, of collection: EdgeStore.CollectionName) {
+    func recordIdleness(_ isIdle: Bool, of collection: CollectionName) {
         sessionActivity[collection.description] = isIdle
         let allIdle = activeSessions.allSatisfy { sessionActivity[$0.collection.description] == true }
         recordActivity(allIdle ? .idle : .busy)

@@ -5,6 +5,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// One connection's worth of active replication: the push loop, the pull subscription and the
 /// handlers answering the upstream's requests (`changes`, `rev`, `norev`, `getAttachment`).
@@ -46,7 +47,7 @@ actor ActiveReplicatorSession {
     /// The upstream as this database numbers it: what it pulled from there is not pushed back.
     let remote: RemoteDatabaseID
     /// The local collection this session replicates.
-    let collection: EdgeStore.CollectionName
+    let collection: CollectionName
     /// Its `collection` number on this connection; `nil` in legacy mode, where no message carries one.
     let collectionIndex: Int?
     let checkpointer: Checkpointer
@@ -81,7 +82,7 @@ actor ActiveReplicatorSession {
 
     init(
         replicator: ActiveReplicator, connection: BLIPConnection, database: DocumentDatabase,
-        remote: RemoteDatabaseID, collection: EdgeStore.CollectionName = .default, collectionIndex: Int? = nil,
+        remote: RemoteDatabaseID, collection: CollectionName = .default, collectionIndex: Int? = nil,
         checkpointer: Checkpointer, configuration: ActiveReplicator.Configuration, logger: Logger
     ) {
         self.replicator = replicator
@@ -131,7 +132,7 @@ actor ActiveReplicatorSession {
         noteRequest(request.number)
         let decoded = try request.decode(GetAttachmentRequest.self)
         do {
-            let content = try database.blobs.read(try EdgeStore.BlobDigest(decoded.digest))
+            let content = try database.blobs.read(decoded.digest)
             replicator.counters.countPushedBlob(bytes: content.count)
             return request.reply(body: Array(content), isCompressed: decoded.compress)
         } catch StoreError.blobNotFound {

@@ -3,6 +3,7 @@ import BLIPConnection
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 
 extension DocumentDatabase {
     /// Fetches from the peer, with `getAttachment`, every blob of `references` that the store lacks (spec
@@ -13,10 +14,9 @@ extension DocumentDatabase {
         countingFailuresIn counters: ReplicationCounters
     ) async throws -> Int {
         var bytes = 0
-        var fetched: Set<ReplicationProtocol.BlobDigest> = []
+        var fetched: Set<BlobDigest> = []
         for reference in references where fetched.insert(reference.digest).inserted {
-            let digest = try await storeCall { try EdgeStore.BlobDigest(reference.digest) }
-            if blobs.contains(digest) { continue }
+            if blobs.contains(reference.digest) { continue }
             let request = GetAttachmentRequest(
                 digest: reference.digest, docID: docID, compress: reference.prefersCompression,
                 collection: collectionIndex)
@@ -28,7 +28,7 @@ extension DocumentDatabase {
                 throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
             }
             _ = try await storeCall(countingFailuresIn: counters) {
-                try blobs.write(Data(reply.body), expectedDigest: digest)
+                try blobs.write(Data(reply.body), expectedDigest: reference.digest)
             }
             bytes += reply.body.count
         }

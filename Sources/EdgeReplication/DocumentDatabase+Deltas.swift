@@ -1,12 +1,13 @@
 import BLIPCodec
 import EdgeStore
 import ReplicationProtocol
+import SyncIdentifiers
 
 extension DocumentDatabase {
     /// A received `rev` with its whole JSON body: as it came, or with its delta (`deltaSrc`) applied
     /// to the stored body of the base revision (spec §6). `HTTP/422` when the base or its body is not
     /// here, which tells the sender to send the full body instead.
-    func expandingDelta(of request: RevRequest, in collection: EdgeStore.CollectionName) async throws -> RevRequest {
+    func expandingDelta(of request: RevRequest, in collection: CollectionName) async throws -> RevRequest {
         guard let deltaSource = request.deltaSource else { return request }
         let base = try? await revision(request.docID, revID: try RevisionID(deltaSource), in: collection)
         guard let baseBody = base?.body, base?.deleted == false else {

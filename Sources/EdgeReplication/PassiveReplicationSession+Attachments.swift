@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 
 // Blobs requested by a puller (spec §3.9, §3.10).
 extension PassiveReplicationSession {
@@ -25,9 +26,9 @@ extension PassiveReplicationSession {
         return request.reply(with: decoded.proof(for: content))
     }
 
-    private func storedBlob(_ digest: ReplicationProtocol.BlobDigest) throws(BLIPErrorReply) -> Data {
+    private func storedBlob(_ digest: BlobDigest) throws(BLIPErrorReply) -> Data {
         do {
-            return try database.blobs.read(try EdgeStore.BlobDigest(digest))
+            return try database.blobs.read(digest)
         } catch StoreError.blobNotFound {
             throw ErrorReply.http(404, "no blob \(digest)").blipError
         } catch let error as StoreError {

@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 
 extension PassiveReplicationSession {
     /// Peer checkpoints live as local documents of the collection they belong to, under this prefix
@@ -14,10 +15,8 @@ extension PassiveReplicationSession {
             throw ErrorReply.blip(400, "Invalid getCollections message: not the first message").blipError
         }
         let decoded = try request.decode(GetCollectionsRequest.self)
-        var collections: [EdgeStore.CollectionName?] = []
-        for name in decoded.collections {
-            let collection = try? EdgeStore.CollectionName(name)
-            collections.append(collection.flatMap { configuration.servedCollections.contains($0) ? $0 : nil })
+        let collections = decoded.collections.map { collection in
+            collection.flatMap { configuration.servedCollections.contains($0) ? $0 : nil }
         }
         mode = .collectionAware(collections)
         var entries: [GetCollectionsReply.Entry] = []
@@ -59,7 +58,7 @@ extension PassiveReplicationSession {
         }
     }
 
-    private func storedCheckpoint(_ client: String, in collection: EdgeStore.CollectionName) async throws -> LocalDocument? {
+    private func storedCheckpoint(_ client: String, in collection: CollectionName) async throws -> LocalDocument? {
         do {
             return try await database.localDocument(Self.checkpointPrefix + client, in: collection)
         } catch let error as StoreError {

@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 
 // The client pulls: `subChanges` starts a feed of `changes` batches, and every row the client
 // asks for goes out as a `rev` (spec §3.4, §3.5, §3.7, §3.8).
@@ -216,7 +217,7 @@ extension PassiveReplicationSession {
     /// reply is outstanding, with the database's last sequence before the read; `nil` when the feed's read-ahead
     /// allowance is used up.
     private func readAhead(
-        _ offered: [Change], in collection: EdgeStore.CollectionName, receiver: PullReceiverState,
+        _ offered: [Change], in collection: CollectionName, receiver: PullReceiverState,
         limits: PullFeedLimits
     ) async -> (task: Task<ReadAheadRevisions, any Error>, bytes: Int, maxHistory: Int)? {
         let bytes = offered.reduce(0) { $0 + max(0, $1.bodySize) }
@@ -239,7 +240,7 @@ extension PassiveReplicationSession {
     /// whole window; `nil` where there is none with a body, or where no delta may be sent.
     private nonisolated func deltaBases(
         for window: [(Change, [WireRevisionID])], capabilities: ReceiverCapabilities,
-        in collection: EdgeStore.CollectionName
+        in collection: CollectionName
     ) async throws -> [OutgoingRevision?] {
         guard configuration.deltaSync, capabilities.deltas else { return window.map { _ in nil } }
         var requests: [OutgoingRevisionRequest] = []

@@ -3,6 +3,7 @@ import BLIPConnection
 import EdgeStore
 import Logging
 import ReplicationProtocol
+import SyncIdentifiers
 import Synchronization
 
 /// The passive side of replication for one database over one BLIP connection: it answers the
@@ -14,14 +15,14 @@ public actor PassiveReplicationSession {
     public struct Configuration: Sendable {
         /// Collections this peer serves; `getCollections` answers `null` for any other, and legacy
         /// mode (no `getCollections`) works only when the default collection is among them.
-        public var servedCollections: [EdgeStore.CollectionName]
+        public var servedCollections: [CollectionName]
         /// Whether revisions may travel as JSON deltas, in either direction (spec §6).
         public var deltaSync: Bool
         /// Unanswered `changes` batches per pull feed; LiteCore allows 5, Sync Gateway 2 (spec §3.5).
         public var maxChangesBatchesInFlight: Int
 
         public init(
-            servedCollections: [EdgeStore.CollectionName] = [.default],
+            servedCollections: [CollectionName] = [.default],
             deltaSync: Bool = true,
             maxChangesBatchesInFlight: Int = 5
         ) {
@@ -37,12 +38,12 @@ public actor PassiveReplicationSession {
         /// Only the default collection; no message may carry `collection`.
         case legacy
         /// `collection` indexes this list; `nil` entries are collections this peer does not serve.
-        case collectionAware([EdgeStore.CollectionName?])
+        case collectionAware([CollectionName?])
     }
 
     /// One collection as addressed on this connection.
     struct Keyspace: Sendable {
-        var collection: EdgeStore.CollectionName
+        var collection: CollectionName
         /// The `collection` property to put on messages this side originates; `nil` in legacy mode.
         var index: Int?
     }

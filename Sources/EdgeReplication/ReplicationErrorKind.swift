@@ -71,9 +71,9 @@ public enum ReplicationErrorKind: String, CaseIterable, Sendable {
         case .blobWriterClosed, .corruptDatabase, .io, .sqlite: self = .storage
         // A store call cut short by shutdown, or a database name the configuration let through: not the disk's doing.
         case .cancelled, .invalidDatabaseName: self = .other
-        case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .invalidBlobDigest,
-            .invalidCollectionName, .blobDigestMismatch, .invalidConflictResolution, .collectionNotFound,
-            .documentNotFound, .revisionNotFound, .blobNotFound, .databaseNotFound:
+        case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .blobDigestMismatch,
+            .invalidConflictResolution, .collectionNotFound, .documentNotFound, .revisionNotFound, .blobNotFound,
+            .databaseNotFound:
             self = .rejectedRevision
         }
     }

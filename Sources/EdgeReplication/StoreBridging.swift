@@ -17,26 +17,14 @@ extension RevisionID {
     }
 }
 
-extension EdgeStore.CollectionName {
-    init(_ name: ReplicationProtocol.CollectionName) throws(StoreError) {
-        try self.init(scope: name.scope, name: name.name)
-    }
-}
-
-extension EdgeStore.BlobDigest {
-    init(_ digest: ReplicationProtocol.BlobDigest) throws(StoreError) {
-        try self.init(digest.rawValue)
-    }
-}
-
 extension StoreError {
     /// The `HTTP` error reply that reports this store failure to the peer.
     var errorReply: ErrorReply {
         switch self {
         case .conflict:
             .http(409, description)
-        case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .invalidBlobDigest,
-            .invalidCollectionName, .blobDigestMismatch, .invalidConflictResolution:
+        case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .blobDigestMismatch,
+            .invalidConflictResolution:
             .http(400, description)
         case .collectionNotFound, .documentNotFound, .revisionNotFound, .blobNotFound, .databaseNotFound:
             .http(404, description)

@@ -1,4 +1,5 @@
 import Foundation
+import SyncIdentifiers
 
 /// Content-addressed blob files of one database, `<hex sha1>.blob` in its blob directory.
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SyncIdentifiers
 
 /// Streams one blob into the store: append chunks, then `finish` (or `cancel`). Use it from one
 /// task at a time. An unfinished writer deletes its temporary file when released.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 extension DocumentDatabase {
     /// Deletes blobs that no stored revision body references, and abandoned temporary files.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// One row of a changes feed: a document's latest change.
 public struct Change: Sendable, Equatable {

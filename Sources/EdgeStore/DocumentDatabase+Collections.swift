@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// Collection name → row ID. Collections are never dropped, so entries never go stale.
 final class CollectionIDCache: @unchecked Sendable {
@@ -26,9 +27,7 @@ extension DocumentDatabase {
             try Row.fetchAll(db, sql: "SELECT scope, name FROM collections ORDER BY scope, name")
                 .map { (scope: $0["scope"] as String, name: $0["name"] as String) }
         }
-        return try rows.map { row throws(StoreError) in
-            try CollectionName(scope: row.scope, name: row.name)
-        }
+        return try rows.map { row in try CollectionName(scope: row.scope, name: row.name) }
     }
 
     /// Whether the collection exists.

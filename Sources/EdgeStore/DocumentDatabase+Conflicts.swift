@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 extension DocumentDatabase {
     /// Resolves a conflict between two leaves of a document in one transaction: the branch ending

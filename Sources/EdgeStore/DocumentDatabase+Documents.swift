@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 extension DocumentDatabase {
     /// The current revision of a document, tombstone included; `nil` if the document does not exist.

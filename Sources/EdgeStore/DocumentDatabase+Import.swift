@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// One document of an import: it becomes the document's current revision, or deletes it.
 public struct ImportedDocument: Sendable {

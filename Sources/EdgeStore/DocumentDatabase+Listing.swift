@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// A document's row in a listing by ID: its winning revision without the body.
 public struct DocumentListing: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// A non-replicated document, such as a peer's checkpoint.
 public struct LocalDocument: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// A peer database this one replicates with as the active side, as numbered in this database.
 public struct RemoteDatabaseID: Sendable, Hashable, CustomStringConvertible {

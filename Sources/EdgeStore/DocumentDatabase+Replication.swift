@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 extension DocumentDatabase {
     /// Inserts revisions received from a peer, each with its history, in one transaction.

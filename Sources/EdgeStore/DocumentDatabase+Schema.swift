@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 extension DocumentDatabase {
     private static let migrator: DatabaseMigrator = {

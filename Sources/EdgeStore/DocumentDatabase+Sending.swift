@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// A revision a replicator is about to send, and how much of its history the receiver needs.
 public struct OutgoingRevisionRequest: Hashable, Sendable {

@@ -1,3 +1,5 @@
+import SyncIdentifiers
+
 /// Group commit for revisions that arrive one at a time from concurrent `rev` handlers.
 ///
 /// Each caller gets its own result once its revision is durable. Revisions that arrive while a

@@ -2,8 +2,6 @@
 public enum StoreError: Error, Equatable, Sendable {
     /// A database name does not follow the naming rules.
     case invalidDatabaseName(String, reason: String)
-    /// A scope or collection name does not follow Couchbase's naming rules.
-    case invalidCollectionName(String, reason: String)
     /// A document ID does not follow Couchbase Lite's rules.
     case invalidDocumentID(String, reason: String)
     /// A string is not a rev-tree revision ID (`<generation>-<lowercase hex digest>`).
@@ -26,8 +24,6 @@ public enum StoreError: Error, Equatable, Sendable {
     case revisionNotFound(docID: String, revID: String)
     /// A local document's compare-and-swap revision did not match.
     case localRevisionMismatch(docID: String, expected: String?, actual: String?)
-    /// A blob digest string is not `sha1-` followed by 28 base64 characters.
-    case invalidBlobDigest(String)
     /// Blob content does not hash to the digest it was announced with; nothing was stored.
     case blobDigestMismatch(expected: String, actual: String)
     /// No blob with this digest is stored.
@@ -51,8 +47,6 @@ extension StoreError: CustomStringConvertible {
         switch self {
         case .invalidDatabaseName(let name, let reason):
             return "invalid database name '\(name)': \(reason)"
-        case .invalidCollectionName(let name, let reason):
-            return "invalid collection name '\(name)': \(reason)"
         case .invalidDocumentID(let docID, let reason):
             return "invalid document ID '\(docID)': \(reason)"
         case .invalidRevisionID(let revID):
@@ -76,8 +70,6 @@ extension StoreError: CustomStringConvertible {
         case .localRevisionMismatch(let docID, let expected, let actual):
             return
                 "local document '\(docID)': expected revision \(expected ?? "none"), found \(actual ?? "none")"
-        case .invalidBlobDigest(let digest):
-            return "invalid blob digest '\(digest)': expected sha1-<28 base64 characters>"
         case .blobDigestMismatch(let expected, let actual):
             return "blob content digest \(actual) does not match expected \(expected)"
         case .blobNotFound(let digest):

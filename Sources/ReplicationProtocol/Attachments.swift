@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SyncIdentifiers
 
 /// `getAttachment` (spec §3.9): the receiver of a revision fetches a blob it lacks. The reply body
 /// is the raw blob.
@@ -22,7 +23,7 @@ public struct GetAttachmentRequest: ReplicationRequest, Hashable {
 
     public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
-        digest = try BlobDigest(try properties.required("digest", in: Self.profile))
+        digest = try BlobDigest(received: try properties.required("digest", in: Self.profile))
         docID = properties["docID"]
         compress = properties.flag("compress")
         collection = try properties.collectionIndex(in: Self.profile)
@@ -31,7 +32,7 @@ public struct GetAttachmentRequest: ReplicationRequest, Hashable {
     /// Properties in LiteCore's order: `digest`, `docID`, `compress`.
     public func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var properties = Self.startProperties(collection: collection)
-        properties.append("digest", digest.rawValue)
+        properties.append("digest", digest.description)
         properties.append("docID", docID)
         properties.append("compress", compress, style: .literal)
         return (properties, [])
@@ -59,7 +60,7 @@ public struct ProveAttachmentRequest: ReplicationRequest, Hashable {
 
     public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
-        digest = try BlobDigest(try properties.required("digest", in: Self.profile))
+        digest = try BlobDigest(received: try properties.required("digest", in: Self.profile))
         guard Self.nonceLengths.contains(body.count) else {
             throw .invalidNonce(length: body.count)
         }
@@ -69,7 +70,7 @@ public struct ProveAttachmentRequest: ReplicationRequest, Hashable {
 
     public func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var properties = Self.startProperties(collection: collection)
-        properties.append("digest", digest.rawValue)
+        properties.append("digest", digest.description)
         return (properties, nonce)
     }
 
@@ -85,7 +86,7 @@ public struct ProveAttachmentRequest: ReplicationRequest, Hashable {
         hasher.update(data: [UInt8(truncatingIfNeeded: nonce.count)])
         hasher.update(data: nonce)
         hasher.update(data: content)
-        return BlobDigest.prefix + Data(hasher.finalize()).base64EncodedString()
+        return BlobDigest(sha1: hasher.finalize()).description
     }
 }
 

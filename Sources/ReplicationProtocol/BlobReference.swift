@@ -1,4 +1,5 @@
 import Foundation
+import SyncIdentifiers
 
 /// A blob a document body refers to (spec §7.1): a `{"@type":"blob", "digest":…}` dict anywhere in
 /// the body, or a legacy `_attachments` entry.
@@ -84,7 +85,7 @@ public struct BlobReference: Sendable, Hashable {
         guard let digestText = metadata["digest"]?.stringValue else {
             throw .invalidBody(context: context, reason: "\(name) has no 'digest'")
         }
-        digest = try BlobDigest(digestText)
+        digest = try BlobDigest(received: digestText)
         if let length = metadata["length"] {
             guard let bytes = length.intValue, bytes >= 0 else {
                 throw .invalidBody(context: context, reason: "\(name) has an invalid 'length'")

@@ -1,3 +1,5 @@
+import SyncIdentifiers
+
 /// `getCollections` (spec §3.1): the first message of a collection-aware connection. Entry *i*
 /// pairs `checkpointIDs[i]` with `collections[i]`, and *i* becomes that collection's `collection`
 /// index for the rest of the connection.
@@ -5,7 +7,10 @@ public struct GetCollectionsRequest: ReplicationRequest, Hashable {
     public static let profile = Profile.getCollections
 
     public var checkpointIDs: [String]
-    public var collections: [CollectionName]
+    /// Nil for a well-formed name that breaks Couchbase's naming rules: no peer can serve such a collection, so it
+    /// is answered `null` like any other unknown one (as Sync Gateway does) rather than failing the whole request.
+    /// Encoding writes a nil as `null`: the name is not kept, and this side never asks for such a collection.
+    public var collections: [CollectionName?]
 
     public init(checkpointIDs: [String], collections: [CollectionName]) {
         self.checkpointIDs = checkpointIDs
@@ -27,11 +32,23 @@ public struct GetCollectionsRequest: ReplicationRequest, Hashable {
                 reason: "'checkpoint_ids' has \(checkpointIDs.count) entries but 'collections' has \(names.count)"
             )
         }
-        var collections: [CollectionName] = []
+        var collections: [CollectionName?] = []
         for name in names {
-            let collection = try CollectionName(parsing: name)
-            guard !collections.contains(collection) else {
-                throw .invalidBody(context: context, reason: "collection '\(collection)' is listed twice")
+            let collection: CollectionName?
+            do throws(InvalidCollectionName) {
+                collection = try CollectionName(parsing: name)
+            } catch {
+                switch error.reason {
+                case .tooManyParts:
+                    throw .invalidCollectionName(error.text, reason: "expected 'collection' or 'scope.collection'")
+                case .emptyPart:
+                    throw .invalidCollectionName(error.text, reason: error.reason.description)
+                case .tooLong, .reservedFirstCharacter, .disallowedCharacter:
+                    collection = nil
+                }
+            }
+            if let collection, collections.contains(collection) {
+                throw .invalidBody(context: context, reason: "collection '\(collection.wireName)' is listed twice")
             }
             collections.append(collection)
         }
@@ -42,7 +59,7 @@ public struct GetCollectionsRequest: ReplicationRequest, Hashable {
     public func encode() -> (properties: MessageProperties, body: [UInt8]) {
         let body: JSONValue = [
             "checkpoint_ids": .array(checkpointIDs.map(JSONValue.string)),
-            "collections": .array(collections.map { .string($0.description) }),
+            "collections": .array(collections.map { $0.map { .string($0.wireName) } ?? .null }),
         ]
         return (Self.startProperties(collection: nil), body.serialized)
     }

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// One authenticated REST request on a served keyspace, with the helpers its controller needs.
 struct RESTCall: Sendable {
@@ -130,9 +131,9 @@ extension SyncListener {
         }
         let databaseName = parsed.database
         let collectionParts = parsed.collection
-        var collection = EdgeStore.CollectionName.default
+        var collection = CollectionName.default
         if let collectionParts {
-            guard let named = try? EdgeStore.CollectionName(scope: collectionParts.scope, name: collectionParts.name),
+            guard let named = try? CollectionName(scope: collectionParts.scope, name: collectionParts.name),
                 servedCollections[databaseName]?.contains(named) == true
             else {
                 throw .notFound("keyspace '\(text)' not found: database '\(databaseName)' has no such collection")

@@ -12,6 +12,7 @@ import NetworkInterfaces
 import NIOCore
 import ReplicationProtocol
 import ServiceLifecycle
+import SyncIdentifiers
 
 /// One configured `[[listener]]`: an HTTP server whose `GET /<db>/_blipsync` upgrades to a BLIP
 /// WebSocket on which Couchbase Lite clients replicate with a `PassiveReplicationSession`.
@@ -69,7 +70,7 @@ public struct SyncListener: Service {
     /// The users accepted with `auth = "basic"`; nil for other kinds of authentication.
     public let users: ListenerUsers?
     let passwordVerifications: PasswordVerificationGate?
-    let servedCollections: [String: [EdgeStore.CollectionName]]
+    let servedCollections: [String: [CollectionName]]
     let state: ListenerState
     let startTime = Date()
     let verifiedCredentials = VerifiedCredentialsCache()
@@ -86,14 +87,14 @@ public struct SyncListener: Service {
             throw SyncListenerError.interfaceNotFound(settings.interface)
         }
         bindAddress = address
-        var collections: [String: [EdgeStore.CollectionName]] = [:]
+        var collections: [String: [CollectionName]] = [:]
         for name in settings.databases {
             guard let database = environment.databases.first(where: { $0.name == name }) else {
                 throw SyncListenerError.unknownDatabase(listener: settings.name, database: name)
             }
             collections[name] = try database.collections.map { text in
                 do {
-                    return try EdgeStore.CollectionName(parsing: text)
+                    return try CollectionName(parsing: text)
                 } catch {
                     throw SyncListenerError.invalidCollection(database: name, collection: text, reason: "\(error)")
                 }

@@ -1,5 +1,6 @@
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeReplication
@@ -8,11 +9,11 @@ import Testing
 /// its own checkpoint, against the project's own listener.
 @Suite("Active replicator with named collections")
 struct ActiveCollectionTests {
-    static let orders = try! EdgeStore.CollectionName(scope: "store", name: "orders")
+    static let orders = try! CollectionName(scope: "store", name: "orders")
 
     static func replicate(
         _ local: LocalDatabase, with gateway: TestGateway, _ direction: ActiveReplicator.Direction,
-        collections: [EdgeStore.CollectionName]
+        collections: [CollectionName]
     ) async throws -> ActiveReplicator.Status {
         let replicator = ActiveReplicator(
             database: local.database,

@@ -2,6 +2,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 @testable import EdgeReplication
+import SyncIdentifiers
 import Testing
 
 /// A local database in its own temporary directory, the active replicator's side.
@@ -273,9 +274,9 @@ struct ActiveReplicatorTests {
     @Test("blobs travel with getAttachment in both directions, small and 5 MB", arguments: [11, 5_000_000])
     func blobs(size: Int) async throws {
         @Sendable func blobBody(_ content: Data) -> Data {
-            let digest = ReplicationProtocol.BlobDigest(of: content)
+            let digest = BlobDigest(of: content)
             return Data(
-                #"{"file":{"@type":"blob","digest":"\#(digest.rawValue)","length":\#(content.count),"content_type":"text/plain"}}"#
+                #"{"file":{"@type":"blob","digest":"\#(digest.description)","length":\#(content.count),"content_type":"text/plain"}}"#
                     .utf8)
         }
         let pushedContent = Self.blobContent(size: size, seed: 1)
@@ -289,8 +290,8 @@ struct ActiveReplicatorTests {
                 try await local.database.save("local-blob", body: blobBody(pushedContent), parentRevID: nil)
                 let status = try await local.replicate(with: gateway, .pushAndPull)
                 #expect(status.lastError == nil)
-                #expect(try remote.blobs.read(EdgeStore.BlobDigest(of: pushedContent)) == pushedContent)
-                #expect(try local.database.blobs.read(EdgeStore.BlobDigest(of: pulledContent)) == pulledContent)
+                #expect(try remote.blobs.read(BlobDigest(of: pushedContent)) == pushedContent)
+                #expect(try local.database.blobs.read(BlobDigest(of: pulledContent)) == pulledContent)
                 #expect(try await local.database.document("remote-blob") != nil)
             }
         }

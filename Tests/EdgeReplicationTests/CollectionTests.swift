@@ -2,14 +2,15 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 
 @Suite("Collection-aware replication")
 struct CollectionTests {
     @Test("getCollections maps served collections, null for others; messages use the collection index")
     func namedCollection() async throws {
-        let inventory = try ReplicationProtocol.CollectionName(scope: "store", name: "inventory")
-        let archive = try ReplicationProtocol.CollectionName(scope: "store", name: "archive")
+        let inventory = try CollectionName(scope: "store", name: "inventory")
+        let archive = try CollectionName(scope: "store", name: "archive")
         try await TestGateway.run(collections: ["store.inventory"]) { gateway in
             let checkpoint = json(#"{"time":1,"local":1}"#)
             try await ActivePeer.connect(port: gateway.port) { peer in
@@ -34,7 +35,7 @@ struct CollectionTests {
                 #expect(again == BLIPErrorReply(domain: "BLIP", code: 400, message: again?.message ?? ""))
             }
             let database = try await gateway.database
-            let collection = try EdgeStore.CollectionName(scope: "store", name: "inventory")
+            let collection = try CollectionName(scope: "store", name: "inventory")
             #expect(try await database.document("item", in: collection)?.revID.description == revision(1, "a").description)
 
             try await ActivePeer.connect(port: gateway.port) { peer in

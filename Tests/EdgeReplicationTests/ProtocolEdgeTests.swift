@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 
 @Suite("Passive peer protocol details")
@@ -30,11 +31,11 @@ struct ProtocolEdgeTests {
     @Test("a pulled blob is served with getAttachment and proven with proveAttachment")
     func blobPull() async throws {
         let content = Data("hello, blob".utf8)
-        let digest = ReplicationProtocol.BlobDigest(of: content)
+        let digest = BlobDigest(of: content)
         try await TestGateway.run { gateway in
             let database = try await gateway.database
             _ = try database.blobs.write(content)
-            let body = #"{"file":{"@type":"blob","digest":"\#(digest.rawValue)","length":\#(content.count),"content_type":"text/plain"}}"#
+            let body = #"{"file":{"@type":"blob","digest":"\#(digest.description)","length":\#(content.count),"content_type":"text/plain"}}"#
             try await database.save("blob-doc", body: Data(body.utf8), parentRevID: nil)
             let recorder = PullRecorder()
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
@@ -52,7 +53,7 @@ struct ProtocolEdgeTests {
                     ProveAttachmentRequest(digest: digest, nonce: nonce), expecting: ProveAttachmentReply.self)
                 #expect(proof.verifies(nonce: nonce, content: content))
                 let unknown = try await peer.errorReply(
-                    for: GetAttachmentRequest(digest: ReplicationProtocol.BlobDigest(of: Data("other".utf8)), docID: "blob-doc"))
+                    for: GetAttachmentRequest(digest: BlobDigest(of: Data("other".utf8)), docID: "blob-doc"))
                 #expect(unknown?.code == 404)
             }
         }
@@ -61,12 +62,12 @@ struct ProtocolEdgeTests {
     @Test("a puller that does not announce blobs gets _attachments stand-ins; a plain body goes as stored")
     func standInsWithoutBlobs() async throws {
         let content = Data("hello, blob".utf8)
-        let digest = ReplicationProtocol.BlobDigest(of: content)
+        let digest = BlobDigest(of: content)
         let plain = #"{"name":"widget", "tags":["a","b"]}"#
         try await TestGateway.run { gateway in
             let database = try await gateway.database
             _ = try database.blobs.write(content)
-            let body = #"{"file":{"@type":"blob","digest":"\#(digest.rawValue)","length":\#(content.count)}}"#
+            let body = #"{"file":{"@type":"blob","digest":"\#(digest.description)","length":\#(content.count)}}"#
             try await database.save("blob-doc", body: Data(body.utf8), parentRevID: nil)
             try await database.save("plain-doc", body: Data(plain.utf8), parentRevID: nil)
             let recorder = PullRecorder()
@@ -77,7 +78,7 @@ struct ProtocolEdgeTests {
                 let revisions = await recorder.revisions
                 let blobRev = try #require(revisions.first { $0.docID == "blob-doc" })
                 let standIn = try #require(try blobRev.bodyObject()["_attachments"]?.objectValue?["blob_/file"]?.objectValue)
-                #expect(standIn["digest"] == .string(digest.rawValue))
+                #expect(standIn["digest"] == .string(digest.description))
                 #expect(standIn["stub"] == .bool(true))
                 let plainRev = try #require(revisions.first { $0.docID == "plain-doc" })
                 #expect(String(decoding: plainRev.body, as: UTF8.self) == plain)

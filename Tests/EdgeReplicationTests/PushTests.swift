@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 
 @Suite("Pushing to the passive peer")
@@ -131,7 +132,7 @@ struct PushTests {
     @Test("a pushed blob is fetched with getAttachment before the rev is answered")
     func blobPush() async throws {
         let content = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        let digest = ReplicationProtocol.BlobDigest(of: content)
+        let digest = BlobDigest(of: content)
         let requests = Requests()
         try await TestGateway.run { gateway in
             try await ActivePeer.connect(
@@ -143,15 +144,15 @@ struct PushTests {
                     }
                 }
             ) { peer in
-                let body = #"{"attachment":{"content_type":"application/octet-stream","digest":"\#(digest.rawValue)","length":\#(content.count),"@type":"blob"}}"#
+                let body = #"{"attachment":{"content_type":"application/octet-stream","digest":"\#(digest.description)","length":\#(content.count),"@type":"blob"}}"#
                 try await peer.send(RevRequest(docID: "blob-doc-0", revisionID: revision(1, "a"), body: json(body)))
             }
             let recorded = await requests.all
             #expect(recorded.count == 1)
-            #expect(recorded.first?["digest"] == digest.rawValue)
+            #expect(recorded.first?["digest"] == digest.description)
             #expect(recorded.first?["docID"] == "blob-doc-0")
             #expect(recorded.first?["compress"] == "true")
-            let stored = try await gateway.database.blobs.read(try EdgeStore.BlobDigest(digest.rawValue))
+            let stored = try await gateway.database.blobs.read(digest)
             #expect(stored == content)
         }
     }

@@ -3,6 +3,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 @testable import EdgeReplication
+import SyncIdentifiers
 import Testing
 
 @Suite("The REST API on a sync listener")
@@ -176,7 +177,7 @@ struct RESTAPITests {
     func collections() async throws {
         try await Self.withAuthenticatedGateway(collections: ["_default", "plant.sensors"]) { gateway, client in
             #expect(try await client.send("PUT", "/db.plant.sensors/s1", json: ["t": 21]).status == 201)
-            let sensors = try EdgeStore.CollectionName(scope: "plant", name: "sensors")
+            let sensors = try CollectionName(scope: "plant", name: "sensors")
             #expect(try await gateway.database.document("s1", in: sensors) != nil)
             #expect(try await gateway.database.document("s1") == nil)
             #expect(try await client.get("/db.plant.sensors").object?["doc_count"] == 1)

@@ -4,6 +4,7 @@ import Foundation
 import ReplicationProtocol
 @testable import EdgeReplication
 @testable import SyncListener
+import SyncIdentifiers
 import Testing
 
 @Suite("REST bulk routes")
@@ -334,7 +335,7 @@ struct RESTBlobTests {
             let put = try await client.send(
                 "PUT", "/db/manual/manual.pdf", body: content, headers: ["Content-Type": "application/pdf"])
             #expect(put.status == 201, "\(put.text)")
-            let digest = EdgeStore.BlobDigest(of: content)
+            let digest = BlobDigest(of: content)
             let photo = Data("not really a jpeg".utf8)
 
             let stored = try #require(try await gateway.database.document("manual"))

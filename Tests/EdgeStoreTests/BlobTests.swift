@@ -1,20 +1,21 @@
 import Foundation
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeStore
 
 @Suite("Blobs")
 struct BlobTests {
-    @Test("Digests use sha1- plus padded base64 and are validated")
-    func digests() throws {
-        #expect(BlobDigest(of: Data()).description == "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")
-        let parsed = try BlobDigest("sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")
-        #expect(parsed == BlobDigest(of: Data()))
-        for invalid in [
-            "", "sha1-", "md5-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk",
-            "sha1-!!!!7l5rSw0yVb/vlWAYkK/YBwk=",
+    @Test("Blob files are named by the digest in hex, and only such names are read back as digests")
+    func fileNames() throws {
+        let digest = try BlobDigest("sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")
+        #expect(digest.fileName == "da39a3ee5e6b4b0d3255bfef95601890afd80709.blob")
+        #expect(BlobDigest(fileName: digest.fileName) == digest)
+        for name in [
+            "da39a3ee5e6b4b0d3255bfef95601890afd80709", "da39a3ee5e6b4b0d3255bfef95601890afd807.blob",
+            "zz39a3ee5e6b4b0d3255bfef95601890afd80709.blob", "0123.tmp",
         ] {
-            #expect(throws: StoreError.invalidBlobDigest(invalid)) { try BlobDigest(invalid) }
+            #expect(BlobDigest(fileName: name) == nil)
         }
     }
 

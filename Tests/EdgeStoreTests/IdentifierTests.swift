@@ -1,4 +1,5 @@
 import Foundation
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeStore
@@ -83,23 +84,6 @@ struct IdentifierTests {
         #expect(
             RevisionID.minted(parent: nil, deleted: false, canonicalBody: json("{}")).generation
                 == 1)
-    }
-
-    @Test("Collection names follow Couchbase's rules")
-    func collectionNames() throws {
-        #expect(try CollectionName(parsing: "_default") == .default)
-        #expect(try CollectionName(parsing: "_default._default") == .default)
-        #expect(
-            try CollectionName(parsing: "coll") == CollectionName(scope: "_default", name: "coll"))
-        #expect(
-            try CollectionName(parsing: "inventory.airline-1%")
-                == CollectionName(scope: "inventory", name: "airline-1%"))
-        for invalid in [
-            "", "a.b.c", ".x", "x.", "_system.x", "s._x", "s.%x", "s.spaced name",
-            "s." + String(repeating: "x", count: 252),
-        ] {
-            #expect(throws: StoreError.self) { try CollectionName(parsing: invalid) }
-        }
     }
 
     @Test("Database names are validated")

@@ -1,5 +1,6 @@
 import EdgeStore
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// LiteCore's `Inserter`: received revisions are inserted in batches, one transaction each, when
 /// `insertionBatchSize` of them are waiting or `insertionDelay` after the first of a batch arrived, one batch at a
@@ -11,7 +12,7 @@ actor RevisionBatchInserter {
     typealias Outcome = Result<ExistingRevisionResult, any Error>
 
     private let database: DocumentDatabase
-    private let collection: EdgeStore.CollectionName
+    private let collection: CollectionName
     private let tuning: LiteCorePullerTuning
     private let committed: @Sendable ([JSONValue?]) async -> Void
     private var waiting: [(revision: ExistingRevision, sequence: JSONValue?, continuation: CheckedContinuation<Outcome, Never>)] = []
@@ -21,7 +22,7 @@ actor RevisionBatchInserter {
 
     /// `committed` gets the remote sequences of each committed batch, before their callers resume.
     init(
-        database: DocumentDatabase, collection: EdgeStore.CollectionName, tuning: LiteCorePullerTuning,
+        database: DocumentDatabase, collection: CollectionName, tuning: LiteCorePullerTuning,
         committed: @escaping @Sendable ([JSONValue?]) async -> Void
     ) {
         self.database = database

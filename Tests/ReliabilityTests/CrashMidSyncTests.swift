@@ -2,6 +2,7 @@ import Crypto
 import EdgeStore
 import Foundation
 import Logging
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeReplication
@@ -22,7 +23,7 @@ struct CrashMidSyncTests {
 
     struct Seeded {
         var body: Data
-        var blob: EdgeStore.BlobDigest?
+        var blob: BlobDigest?
     }
 
     /// `count` new one-revision documents from `first` on, inserted in one transaction; their blobs written first.
@@ -31,7 +32,7 @@ struct CrashMidSyncTests {
         var revisions: [ExistingRevision] = []
         for index in first..<(first + count) {
             let docID = "doc-\(index)"
-            var blob: EdgeStore.BlobDigest?
+            var blob: BlobDigest?
             var body = #"{"n":\#(index),"padding":"\#(String(repeating: "x", count: 100))""#
             if index % blobEvery == 0 {
                 // Distinct content per document, a few KiB: several frames and a real SHA-1 check per blob.
@@ -88,7 +89,7 @@ struct CrashMidSyncTests {
                     #expect(database.blobs.contains(digest), "\(document.docID): blob \(digest) missing")
                     if database.blobs.contains(digest) {
                         #expect(
-                            EdgeStore.BlobDigest(of: try database.blobs.read(digest)) == digest,
+                            BlobDigest(of: try database.blobs.read(digest)) == digest,
                             "\(document.docID): blob bytes")
                     }
                 }
@@ -248,7 +249,7 @@ struct CrashMidSyncTests {
         let database = try await store.database(named: "inventory", createIfMissing: false)
         defer { try? database.close() }
         #expect(try await database.document("big") != nil)
-        #expect(EdgeStore.BlobDigest(of: try database.blobs.read(digest)) == digest)
+        #expect(BlobDigest(of: try database.blobs.read(digest)) == digest)
         #expect(try await database.integrityCheck() == ["ok"])
         print("crash-blob: \(content.count)-byte blob, kills: \(kills.joined(separator: "; ")); the resumed push completed it")
     }

@@ -2,6 +2,7 @@ import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Logging
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeReplication
@@ -172,8 +173,8 @@ struct DiskFullTests {
             let document = try #require(try await database.document("doc-\(index)"))
             let references = String(decoding: document.body, as: UTF8.self)
             let digest = try #require(references.firstRange(of: "sha1-").map { String(references[$0.lowerBound...].prefix(33)) })
-            let blob = try EdgeStore.BlobDigest(digest)
-            #expect(EdgeStore.BlobDigest(of: try database.blobs.read(blob)) == blob, "doc-\(index): blob")
+            let blob = try BlobDigest(digest)
+            #expect(BlobDigest(of: try database.blobs.read(blob)) == blob, "doc-\(index): blob")
         }
         print(
             "disk-full: \(pulledWhileFull) of \(Self.documentCount) documents fit in 2 MiB (pull: \(pullOutcome)); the client was told "

@@ -4,6 +4,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeReplication
@@ -121,7 +122,7 @@ struct UpstreamCrashTests {
             if let digest = original.blob {
                 if target.blobs.contains(digest) {
                     #expect(
-                        EdgeStore.BlobDigest(of: try target.blobs.read(digest)) == digest,
+                        BlobDigest(of: try target.blobs.read(digest)) == digest,
                         "\(context): \(docID): blob bytes differ")
                 } else {
                     Issue.record("\(context): \(docID) is stored without its blob \(digest)")
@@ -347,7 +348,7 @@ struct UpstreamCrashTests {
         func installedNames() -> Set<String> {
             Set(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).filter { $0.hasSuffix(".blob") })
         }
-        var digests: [String: EdgeStore.BlobDigest] = [:]
+        var digests: [String: BlobDigest] = [:]
 
         /// Every installed blob file holds exactly the content its name promises, and a document is stored only
         /// with its blob: what the edge would serve is never partial. Returns the documents stored.
@@ -433,7 +434,7 @@ struct UpstreamCrashTests {
         let database = try await DocumentStore(dataDirectory: edge.dataDirectory).database(named: "inventory")
         defer { try? database.close() }
         for digest in digests.values {
-            #expect(EdgeStore.BlobDigest(of: try database.blobs.read(digest)) == digest)
+            #expect(BlobDigest(of: try database.blobs.read(digest)) == digest)
         }
         // Reported, not asserted: the blob garbage collection removes them after its grace period, not at start.
         let leftovers = temporaryNames().count

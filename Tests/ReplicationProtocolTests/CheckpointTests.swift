@@ -1,3 +1,4 @@
+import SyncIdentifiers
 import Testing
 
 @testable import ReplicationProtocol
@@ -114,20 +115,42 @@ import Testing
         #expect(pairs(request.encode().properties) == ["Profile=getCollections"])
     }
 
-    @Test func collectionNaming() throws {
-        #expect(try CollectionName(parsing: "coll") == CollectionName(scope: "_default", name: "coll"))
-        #expect(try CollectionName(parsing: "_default") == .default)
-        #expect(try CollectionName(parsing: "_default").isDefault)
-        #expect(try CollectionName(parsing: "scopeA.coll1").scope == "scopeA")
-        #expect(try CollectionName(scope: "_default", name: "coll2").description == "coll2")
-        #expect(CollectionName.default.description == "_default")
-        #expect(try CollectionName(scope: "s", name: "c").description == "s.c")
-        expectProtocolError(.invalidCollectionName("a.b.c", reason: "expected 'collection' or 'scope.collection'")) {
-            _ = try CollectionName(parsing: "a.b.c")
+    @Test func collectionsAreWrittenAsLiteCoreWritesThem() throws {
+        let inDefaultScope = try CollectionName(scope: "_default", name: "coll2")
+        let scoped = try CollectionName(scope: "s", name: "c")
+        let request = GetCollectionsRequest(
+            checkpointIDs: ["a", "b", "c"], collections: [.default, inDefaultScope, scoped])
+        #expect(
+            request.encode().body
+                == bytes(#"{"checkpoint_ids":["a","b","c"],"collections":["_default","coll2","s.c"]}"#))
+        #expect(try GetCollectionsRequest(properties: MessageProperties(), body: request.encode().body) == request)
+    }
+
+    @Test func malformedCollectionNamesAreRefused() {
+        for (name, expected) in [
+            (
+                "a.b.c",
+                ProtocolError.invalidCollectionName("a.b.c", reason: "expected 'collection' or 'scope.collection'")
+            ),
+            (".c", .invalidCollectionName(".c", reason: "scope and collection names must not be empty")),
+            ("_c.", .invalidCollectionName("_c.", reason: "scope and collection names must not be empty")),
+        ] {
+            expectProtocolError(expected) {
+                _ = try GetCollectionsRequest(
+                    properties: MessageProperties(),
+                    body: bytes(#"{"checkpoint_ids":["a"],"collections":["\#(name)"]}"#))
+            }
         }
-        expectProtocolError(.invalidCollectionName(".c", reason: "scope and collection names must not be empty")) {
-            _ = try CollectionName(parsing: ".c")
-        }
+    }
+
+    /// Couchbase's naming rules make these names of no collection; they are not malformed requests.
+    @Test func namesAgainstTheNamingRulesAreNoCollection() throws {
+        let request = try GetCollectionsRequest(
+            properties: MessageProperties(),
+            body: bytes(
+                #"{"checkpoint_ids":["a","b","c","d"],"collections":["_system._mobile","s.%c","s.a b","coll"]}"#))
+        let coll = try CollectionName(scope: "_default", name: "coll")
+        #expect(request.collections == [nil, nil, nil, coll])
     }
 
     @Test func malformedRequests() {

@@ -5,6 +5,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ServiceLifecycle
+import SyncIdentifiers
 import Synchronization
 
 /// Keeps one `[[upstream]]` replicating: runs the active replicator, retries transient failures with

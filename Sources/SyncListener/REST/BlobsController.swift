@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// `GET` and `PUT /{keyspace}/{docid}/{name}`: a document's attachment, streamed to and from the blob store.
 ///
@@ -44,7 +45,12 @@ struct BlobsController: Sendable {
         guard let entry, let digestText = entry["digest"]?.stringValue else {
             throw RESTError.notFound("document '\(docID)' has no attachment '\(name)'")
         }
-        let digest = try EdgeStore.BlobDigest(digestText)
+        let digest: BlobDigest
+        do throws(InvalidBlobDigest) {
+            digest = try BlobDigest(digestText)
+        } catch {
+            throw RESTError.badRequest("invalid blob digest '\(error.text)'")
+        }
         let blobs = keyspace.database.blobs
         guard let length = blobs.length(of: digest) else {
             throw RESTError.notFound("the content of attachment '\(name)' is not stored here")

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// `GET /{keyspace}`, and single documents: `GET`, `PUT`, `DELETE /{keyspace}/{docid}`, `POST /{keyspace}`.
 struct DocumentsController: Sendable {
@@ -276,7 +277,7 @@ enum RESTDocuments {
 
 extension DocumentDatabase {
     /// Counts of a collection that may not have been created yet (no document written): zero then.
-    func collectionCountsIfPresent(_ collection: EdgeStore.CollectionName) async throws -> (documents: Int, lastSequence: Int64)
+    func collectionCountsIfPresent(_ collection: CollectionName) async throws -> (documents: Int, lastSequence: Int64)
     {
         do {
             return try await collectionCounts(in: collection)

@@ -87,11 +87,9 @@ extension RESTError {
             // The keyspace was checked against the listener's configuration before the store was asked: the
             // collection is served but nothing was written to it yet.
             self = .notFound("missing")
-        case .invalidBlobDigest(let digest):
-            self = .badRequest("invalid blob digest '\(digest)'")
         case .blobDigestMismatch(let expected, let actual):
             self = .badRequest("blob digest mismatch: expected \(expected), got \(actual)")
-        case .invalidDatabaseName, .invalidCollectionName, .databaseNotFound:
+        case .invalidDatabaseName, .databaseNotFound:
             self = .notFound("no such database")
         case .invalidConflictResolution(_, let reason):
             self = .badRequest(reason)

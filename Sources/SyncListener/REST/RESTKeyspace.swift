@@ -1,10 +1,11 @@
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 
 /// A `{db}` or `{db}.{scope}.{collection}` path segment resolved to a served database and collection.
 struct RESTKeyspace: Sendable {
     var database: DocumentDatabase
-    var collection: EdgeStore.CollectionName
+    var collection: CollectionName
     /// As the client wrote it, for messages.
     var text: String
 }
@@ -16,7 +17,7 @@ extension RESTKeyspace {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         switch parts.count {
         case 1: return (parts[0], nil)
-        case 2: return (parts[0], (EdgeStore.CollectionName.default.scope, parts[1]))
+        case 2: return (parts[0], (CollectionName.defaultName, parts[1]))
         case 3: return (parts[0], (parts[1], parts[2]))
         default: return nil
         }

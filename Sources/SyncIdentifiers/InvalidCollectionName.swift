@@ -1,0 +1,28 @@
+/// A text that is not a collection name. The reason is typed so that each layer can tell a malformed text from a
+/// well-formed name that breaks a naming rule: the replication protocol refuses the first and answers the second as
+/// a collection it does not serve.
+public struct InvalidCollectionName: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Reason: Hashable, Sendable, CustomStringConvertible {
+        case tooManyParts
+        case emptyPart
+        case tooLong
+        case reservedFirstCharacter
+        case disallowedCharacter
+
+        public var description: String {
+            switch self {
+            case .tooManyParts: "expected 'scope.collection' or 'collection'"
+            case .emptyPart: "scope and collection names must not be empty"
+            case .tooLong: "names are limited to 251 characters"
+            case .reservedFirstCharacter: "names must not start with '_' or '%' (except '_default')"
+            case .disallowedCharacter: "only letters, digits, '_', '-' and '%' are allowed"
+            }
+        }
+    }
+
+    /// The text as given when it has too many parts, else `scope.collection` with the default scope written out.
+    public let text: String
+    public let reason: Reason
+
+    public var description: String { "invalid collection name '\(text)': \(reason)" }
+}

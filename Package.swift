@@ -312,6 +312,7 @@ let package = Package(
             dependencies: [
                 "EdgeCredentials",
                 "PairingURI",
+                "SyncIdentifiers",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],

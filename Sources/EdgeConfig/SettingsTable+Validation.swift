@@ -1,3 +1,5 @@
+import SyncIdentifiers
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -68,10 +70,10 @@ extension SettingsTable {
                 allowed: [DatabaseSettings.defaultCollection])
         }
         for (index, name) in names.enumerated() {
+            // The configuration always writes the scope; the name rules are those of every other layer.
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
             let isValid =
-                parts.count == 2
-                && parts.allSatisfy(Self.isCollectionComponent)
+                parts.count == 2 && (try? CollectionName(parsing: name)) != nil
                 && (parts[1] != "_default" || parts[0] == "_default")
             guard isValid else {
                 throw error(
@@ -96,17 +98,5 @@ extension SettingsTable {
         text.utf8.count <= 15
             && text.first.map { $0.isASCII && $0.isLetter } == true
             && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_.:-".contains($0)) }
-    }
-
-    private static func isCollectionComponent(_ part: Substring) -> Bool {
-        if part == "_default" {
-            return true
-        }
-        guard (1...251).contains(part.utf8.count), let first = part.first, first != "_",
-            first != "%"
-        else {
-            return false
-        }
-        return part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-%".contains($0)) }
     }
 }

@@ -47,7 +47,7 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
         }
         logger.info(
             "refused an upgrade request with a body",
-            metadata: ["peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")", "status": "400"])
+            metadata: ["peer": .string(SyncListener.peerDescription(context.remoteAddress)), "status": "400"])
         answer(context: context, status: .badRequest, message: "A WebSocket upgrade request must not have a body.")
     }
 
@@ -64,7 +64,7 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
         logger.info(
             "refused malformed HTTP request",
             metadata: [
-                "peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")",
+                "peer": .string(SyncListener.peerDescription(context.remoteAddress)),
                 "status": "\(status.code)", "error": "\(parserError)",
             ])
         // The decoder cannot go on after an error, so the connection closes once the answer is out.

@@ -33,7 +33,7 @@ final class HandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
             logger.info(
                 "closing connection that did not complete its handshake in time",
                 metadata: [
-                    "peer": "\(channel.remoteAddress.map { "\($0)" } ?? "unknown")",
+                    "peer": .string(SyncListener.peerDescription(channel.remoteAddress)),
                     "handshake_timeout_ms": "\(timeout.nanoseconds / 1_000_000)",
                 ])
             channel.close(promise: nil)

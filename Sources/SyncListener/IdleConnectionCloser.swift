@@ -61,7 +61,7 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
             self.logger.info(
                 "closing idle connection",
                 metadata: [
-                    "peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")",
+                    "peer": .string(SyncListener.peerDescription(context.remoteAddress)),
                     "idle_timeout_ms": "\(self.timeout.nanoseconds / 1_000_000)",
                 ])
             guard self.speaksWebSocket else {

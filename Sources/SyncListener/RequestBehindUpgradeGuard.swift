@@ -27,7 +27,7 @@ final class RequestBehindUpgradeGuard: ChannelInboundHandler, RemovableChannelHa
         }
         logger.debug(
             "closing an upgraded connection: its client sent an HTTP request behind the upgrade request",
-            metadata: ["peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")"])
+            metadata: ["peer": .string(SyncListener.peerDescription(context.remoteAddress))])
         context.close(promise: nil)
     }
 

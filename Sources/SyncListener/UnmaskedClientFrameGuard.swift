@@ -32,7 +32,7 @@ final class UnmaskedClientFrameGuard: ChannelInboundHandler, RemovableChannelHan
         logger.warning(
             "closing WebSocket connection: the client sent an unmasked frame (RFC 6455 §5.1)",
             metadata: [
-                "peer": "\(context.remoteAddress.map { "\($0)" } ?? "unknown")",
+                "peer": .string(SyncListener.peerDescription(context.remoteAddress)),
                 "ws.opcode": "\(frame.opcode)", "ws.close_code": "1002",
             ])
         var reason = context.channel.allocator.buffer(capacity: 2 + Self.closeReason.utf8.count)

@@ -72,15 +72,23 @@ extension SettingsTable {
         for (index, name) in names.enumerated() {
             // The configuration always writes the scope; the name rules are those of every other layer.
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-            let isValid =
-                parts.count == 2 && (try? CollectionName(parsing: name)) != nil
-                && (parts[1] != "_default" || parts[0] == "_default")
-            guard isValid else {
+            let brokenRule: String?
+            if parts.count == 2 {
+                do throws(InvalidCollectionName) {
+                    _ = try CollectionName(scope: String(parts[0]), name: String(parts[1]))
+                    brokenRule = nil
+                } catch {
+                    brokenRule = error.reason.description
+                }
+            } else {
+                brokenRule = "expected 'scope.collection'"
+            }
+            if let brokenRule {
                 throw error(
                     at: key,
                     element: index,
-                    "\"\(name)\" is not a collection name; write \"scope.collection\" using letters, digits, '_', '-' and '%' "
-                        + "(\"_default._default\" is the default collection)"
+                    "\"\(name)\" is not a collection name (\(brokenRule)); write \"scope.collection\" using letters, "
+                        + "digits, '_', '-' and '%' (\"_default._default\" is the default collection)"
                 )
             }
         }

@@ -43,7 +43,7 @@ public struct GetCollectionsRequest: ReplicationRequest, Hashable {
                     throw .invalidCollectionName(error.text, reason: "expected 'collection' or 'scope.collection'")
                 case .emptyPart:
                     throw .invalidCollectionName(error.text, reason: error.reason.description)
-                case .tooLong, .reservedFirstCharacter, .disallowedCharacter:
+                case .tooLong, .reservedFirstCharacter, .defaultCollectionOutsideDefaultScope, .disallowedCharacter:
                     collection = nil
                 }
             }

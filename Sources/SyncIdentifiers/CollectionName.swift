@@ -10,7 +10,8 @@ public struct CollectionName: Hashable, Sendable, CustomStringConvertible {
     public let name: String
 
     /// Creates a collection name, validating both parts by Couchbase's rules: 1–251 characters from
-    /// `A-Z a-z 0-9 _ - %`, not starting with `_` or `%` (except `_default`).
+    /// `A-Z a-z 0-9 _ - %`, not starting with `_` or `%` (except `_default`, and the `_default` collection
+    /// exists only in the `_default` scope).
     public init(scope: String, name: String) throws(InvalidCollectionName) {
         let whole = "\(scope).\(name)"
         // Empty parts come before the other rules, so that such a text is reported as malformed (which the
@@ -20,6 +21,9 @@ public struct CollectionName: Hashable, Sendable, CustomStringConvertible {
         }
         try Self.validate(scope, whole: whole)
         try Self.validate(name, whole: whole)
+        guard name != Self.defaultName || scope == Self.defaultName else {
+            throw InvalidCollectionName(text: whole, reason: .defaultCollectionOutsideDefaultScope)
+        }
         self.init(unchecked: scope, name)
     }
 

@@ -7,6 +7,7 @@ public struct InvalidCollectionName: Error, Hashable, Sendable, CustomStringConv
         case emptyPart
         case tooLong
         case reservedFirstCharacter
+        case defaultCollectionOutsideDefaultScope
         case disallowedCharacter
 
         public var description: String {
@@ -15,6 +16,7 @@ public struct InvalidCollectionName: Error, Hashable, Sendable, CustomStringConv
             case .emptyPart: "scope and collection names must not be empty"
             case .tooLong: "names are limited to 251 characters"
             case .reservedFirstCharacter: "names must not start with '_' or '%' (except '_default')"
+            case .defaultCollectionOutsideDefaultScope: "the '_default' collection exists only in the '_default' scope"
             case .disallowedCharacter: "only letters, digits, '_', '-' and '%' are allowed"
             }
         }

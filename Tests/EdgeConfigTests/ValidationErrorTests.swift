@@ -177,16 +177,24 @@ struct ValidationErrorTests {
         #expect(error.keyPath == "listener[0].name")
     }
 
-    @Test func badCollectionName() throws {
+    /// The configuration always writes the scope, and follows Couchbase's naming rules like every other layer.
+    @Test(arguments: [
+        ("orders", "expected 'scope.collection'"), ("a.b.c", "expected 'scope.collection'"),
+        ("store._default", "the '_default' collection exists only in the '_default' scope"),
+        ("_store.orders", "must not start with '_'"), ("store.or ders", "only letters, digits"),
+    ])
+    func badCollectionName(name: String, brokenRule: String) throws {
         let error = try parseError(
             minimalTOML.replacingOccurrences(
                 of: "name = \"inventory\"",
-                with: "name = \"inventory\"\ncollections = [\"_default._default\", \"orders\"]"
+                with: "name = \"inventory\"\ncollections = [\"_default._default\", \"\(name)\"]"
             )
         )
         #expect(error.line == 3)
         #expect(error.keyPath == "database \"inventory\".collections[1]")
-        #expect(error.message.contains("scope.collection"))
+        #expect(error.message.hasPrefix("\"\(name)\" is not a collection name ("))
+        #expect(error.message.contains(brokenRule))
+        #expect(error.message.contains("write \"scope.collection\""))
     }
 
     @Test func portClashWithOps() throws {

@@ -56,6 +56,7 @@ struct CollectionNameTests {
             ("_system._mobile", InvalidCollectionName(text: "_system._mobile", reason: .reservedFirstCharacter)),
             ("s._x", InvalidCollectionName(text: "s._x", reason: .reservedFirstCharacter)),
             ("s.%x", InvalidCollectionName(text: "s.%x", reason: .reservedFirstCharacter)),
+            ("s._default", InvalidCollectionName(text: "s._default", reason: .defaultCollectionOutsideDefaultScope)),
             ("s.spaced name", InvalidCollectionName(text: "s.spaced name", reason: .disallowedCharacter)),
             ("s.café", InvalidCollectionName(text: "s.café", reason: .disallowedCharacter)),
         ])

@@ -166,8 +166,8 @@ let package = Package(
             ]
         ),
 
-        // Names the store, the replication protocol and the REST API share: collection names and blob digests,
-        // each validated in one place by Couchbase's rules.
+        // Names the store, the replication protocol and the REST API share: collection names, blob digests and
+        // revision IDs, each validated in one place by Couchbase's rules.
         .target(
             name: "SyncIdentifiers",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
@@ -391,7 +391,7 @@ let package = Package(
         // A child process that writes to the store until it is killed; kill-safety tests drive it.
         .executableTarget(
             name: "StoreCrashProbe",
-            dependencies: ["EdgeStore"]
+            dependencies: ["EdgeStore", "SyncIdentifiers"]
         ),
 
         // A lossy, slow, reordering link between two network interfaces in user space, for the bad-network

@@ -24,6 +24,7 @@ let package = Package(
             name: "StoreBenchmarks",
             dependencies: [
                 .product(name: "EdgeStore", package: rootPackage),
+                .product(name: "SyncIdentifiers", package: rootPackage),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
@@ -52,6 +53,7 @@ let package = Package(
                 .product(name: "EdgeConfig", package: rootPackage),
                 .product(name: "SyncListener", package: rootPackage),
                 .product(name: "LiteCoreShapedPuller", package: rootPackage),
+                .product(name: "SyncIdentifiers", package: rootPackage),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],

@@ -5,6 +5,7 @@ import EdgeStore
 import Foundation
 import LiteCoreShapedPuller
 import Logging
+import SyncIdentifiers
 import SyncListener
 
 // Replication throughput through a real loopback socket: the project's active replicator against its own

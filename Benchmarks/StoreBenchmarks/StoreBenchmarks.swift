@@ -2,6 +2,7 @@ import Benchmark
 import EdgeStore
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 // Inserting 100,000 documents of about 1 KB, each with a 3-revision history, the way a replicator
 // pulls them (EdgeStore's batched insertExistingRevisions), against raw SQLite inserts of the same

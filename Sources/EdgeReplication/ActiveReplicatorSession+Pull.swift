@@ -97,11 +97,7 @@ extension ActiveReplicatorSession {
         let pulledDocIDs = configuration.documentIDFilter.map(Set.init)
         for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
             if let pulledDocIDs, !pulledDocIDs.contains(row.docID) { continue }
-            guard let revision = try? RevisionID(row.revisionID) else {
-                entries[index] = .status(400)
-                continue
-            }
-            queries.append(RevisionQuery(docID: row.docID, revIDs: [revision]))
+            queries.append(RevisionQuery(docID: row.docID, revIDs: [row.revisionID]))
             queryRows.append(index)
         }
         // Only ancestors with a body can be delta bases, so only those are offered as known.
@@ -112,11 +108,11 @@ extension ActiveReplicatorSession {
         for (index, diff) in zip(queryRows, diffs) {
             guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
             let row = decoded.rows[index]
-            entries[index] = .send(knownAncestors: diff.possibleAncestors.compactMap { try? WireRevisionID($0) })
+            entries[index] = .send(knownAncestors: diff.possibleAncestors)
             awaitedRevisions[RevisionKey(docID: row.docID, revisionID: row.revisionID.description)] = firstRow + index
             wanted += 1
         }
-        for (index, entry) in entries.enumerated() where entry == .skip || entry == .status(400) {
+        for (index, entry) in entries.enumerated() where entry == .skip {
             pulledRows[firstRow + index]?.isDone = true
         }
         await replicator.recordTotal(wanted)
@@ -237,7 +233,7 @@ extension ActiveReplicatorSession {
             stored.blobs, docID: request.docID, collectionIndex: collectionIndex, from: connection,
             countingFailuresIn: replicator.counters)
         replicator.counters.countPulledBlob(bytes: blobBytes)
-        let revision = try request.existingRevision(body: stored.data, noConflicts: false)
+        let revision = request.existingRevision(body: stored.data, noConflicts: false)
         let outcome = try await storeCall(countingFailuresIn: replicator.counters) { try await inserter.insert(revision) }
         switch outcome {
         case .failed(let error):

@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 import UpstreamDialer
 
 // Pushing: local changes are proposed in batches, accepted ones sent as `rev`s (spec §3.6, §3.7).
@@ -9,7 +10,7 @@ extension ActiveReplicatorSession {
     /// A proposed row and the upstream revision it was proposed on top of.
     struct Proposal {
         var change: Change
-        var remoteRevision: WireRevisionID?
+        var remoteRevision: RevisionID?
         /// Whether the upstream named `remoteRevision` as its current one (in a 409), rather than it being our
         /// guess (the local parent). An upstream that lacks the document accepts a proposal whatever revision
         /// it names (spec §3.6, rule 2), so only a named revision is sure to be in its tree.
@@ -88,7 +89,7 @@ extension ActiveReplicatorSession {
                             // Cut at a guessed revision, the history would leave an upstream that never had
                             // the document without its older revisions; it gets them all, up to maxHistory.
                             knownRevIDs: proposal.remoteRevisionIsKnown
-                                ? Set(proposal.remoteRevision.flatMap { try? RevisionID($0) }.map { [$0] } ?? []) : [],
+                                ? Set(proposal.remoteRevision.map { [$0] } ?? []) : [],
                             maxHistory: maxHistory)
                     },
                     in: self.collection)
@@ -121,18 +122,18 @@ extension ActiveReplicatorSession {
     /// Sends `proposeChanges`; returns the accepted rows and the conflicting ones with the
     /// upstream's current revision. Rows it already has or refused otherwise count as done.
     private func propose(_ proposals: [Proposal]) async throws -> (
-        accepted: [Proposal], conflicts: [(Proposal, WireRevisionID?)]
+        accepted: [Proposal], conflicts: [(Proposal, RevisionID?)]
     ) {
-        let rows = try proposals.map { proposal in
+        let rows = proposals.map { proposal in
             ReplicationProtocol.ProposedChange(
-                docID: proposal.change.docID, revisionID: try WireRevisionID(proposal.change.revID),
+                docID: proposal.change.docID, revisionID: proposal.change.revID,
                 remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
         }
         replicator.counters.countProposed(revisions: rows.count)
         let reply = try await send(ProposeChangesRequest(rows: rows, collection: collectionIndex), expecting: ProposeChangesReply.self, isUrgent: true)
         maxHistory = reply.capabilities.maxHistory ?? maxHistory
         var accepted: [Proposal] = []
-        var conflicts: [(Proposal, WireRevisionID?)] = []
+        var conflicts: [(Proposal, RevisionID?)] = []
         for (index, proposal) in proposals.enumerated() {
             switch reply.status(at: index) {
             case .accepted:
@@ -152,8 +153,7 @@ extension ActiveReplicatorSession {
     /// upstream is sure to have, so its `rev` history stops there; any other on top of a guess.
     private func proposal(for change: Change, pulledRevision: RevisionID?) async throws -> Proposal {
         if let pulledRevision, try await ancestry(of: change)?.contains(pulledRevision) == true {
-            return Proposal(
-                change: change, remoteRevision: try WireRevisionID(pulledRevision), remoteRevisionIsKnown: true)
+            return Proposal(change: change, remoteRevision: pulledRevision, remoteRevisionIsKnown: true)
         }
         return Proposal(change: change, remoteRevision: try await presumedRemoteRevision(of: change))
     }
@@ -161,15 +161,13 @@ extension ActiveReplicatorSession {
     /// The revision the upstream most likely has: the parent of ours. A document pulled from the
     /// upstream and changed once here, or pushed and changed once, gets it right; a 409 naming a
     /// further ancestor is retried (see `pushBatch`).
-    private func presumedRemoteRevision(of change: Change) async throws -> WireRevisionID? {
+    private func presumedRemoteRevision(of change: Change) async throws -> RevisionID? {
         guard change.revID.generation > 1 else { return nil }
-        let parents = try await ancestry(of: change, maxCount: 1)
-        return try parents?.first.map { try WireRevisionID($0) }
+        return try await ancestry(of: change, maxCount: 1)?.first
     }
 
-    private func isAncestor(_ revision: WireRevisionID, of change: Change) async throws -> Bool {
-        guard let candidate = try? RevisionID(revision) else { return false }
-        return try await ancestry(of: change)?.contains(candidate) ?? false
+    private func isAncestor(_ revision: RevisionID, of change: Change) async throws -> Bool {
+        try await ancestry(of: change)?.contains(revision) ?? false
     }
 
     /// The history of a change's revision; `nil` once the revision is gone, as when the pull
@@ -197,8 +195,7 @@ extension ActiveReplicatorSession {
             return nil
         }
         let request = RevRequest(
-            docID: change.docID, revisionID: try WireRevisionID(change.revID),
-            history: RevisionHistory(try revision.history.map { try WireRevisionID($0) }),
+            docID: change.docID, revisionID: change.revID, history: RevisionHistory(revision.history),
             sequence: .number(JSONNumber(change.sequence)), deleted: revision.deleted, noConflicts: true,
             collection: collectionIndex, body: Array(revision.body))
         return (change, .request(request))

@@ -9,7 +9,7 @@ extension DocumentDatabase {
     /// here, which tells the sender to send the full body instead.
     func expandingDelta(of request: RevRequest, in collection: CollectionName) async throws -> RevRequest {
         guard let deltaSource = request.deltaSource else { return request }
-        let base = try? await revision(request.docID, revID: try RevisionID(deltaSource), in: collection)
+        let base = try? await revision(request.docID, revID: deltaSource, in: collection)
         guard let baseBody = base?.body, base?.deleted == false else {
             throw ErrorReply.http(422, "the delta base \(deltaSource) of \(request.docID) is not available").blipError
         }

@@ -113,31 +113,20 @@ extension PassiveReplicationSession {
         }
     }
 
-    /// Offers one batch with `changes` and sends a `rev` (or `norev`) for every row asked for. The batch's
-    /// revisions are read while the reply is outstanding, so that they go out as soon as it arrives; its place
-    /// among the unanswered batches is freed then, not once its revisions are answered.
+    /// Offers one batch (never empty: an empty `changes` tells the puller it is caught up) and sends a `rev` (or
+    /// `norev`) for every row asked for. The batch's revisions are read while the reply is outstanding, so that
+    /// they go out as soon as it arrives; its place among the unanswered batches is freed then, not once its
+    /// revisions are answered.
     private func offer(
         _ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState, limits: PullFeedLimits
     ) async throws {
-        var rows: [ChangeRow] = []
-        var offered: [Change] = []
-        for change in batch {
-            guard let revision = try? WireRevisionID(change.revID) else {
-                logger.warning("skipping a change whose revision ID cannot be sent", metadata: ["doc": "\(change.docID)"])
-                continue
-            }
-            rows.append(
-                ChangeRow(
-                    sequence: .integer(Int(change.sequence)), docID: change.docID, revisionID: revision,
-                    flags: change.deleted ? .deleted : [], bodySize: change.bodySize))
-            offered.append(change)
-        }
-        guard !rows.isEmpty else {
-            await limits.batchAnswered()
-            return
+        let rows = batch.map { change in
+            ChangeRow(
+                sequence: .integer(Int(change.sequence)), docID: change.docID, revisionID: change.revID,
+                flags: change.deleted ? .deleted : [], bodySize: change.bodySize)
         }
         let collection = subscription.keyspace.collection
-        let readAhead = await readAhead(offered, in: collection, receiver: receiver, limits: limits)
+        let readAhead = await readAhead(batch, in: collection, receiver: receiver, limits: limits)
         let request = ChangesRequest(rows: rows, collection: subscription.keyspace.index)
         let replyMessage: BLIPMessage
         do {
@@ -158,7 +147,7 @@ extension PassiveReplicationSession {
         let readAheadIsCurrent = prefetched.map { !database.hasCommitted(after: $0.generation) } ?? false
         let reply = try replyMessage.decode(ChangesReply.self)
         let capabilities = await receiver.update(with: reply.capabilities)
-        let requested = offered.enumerated().compactMap { index, change -> (Change, [WireRevisionID], Int)? in
+        let requested = batch.enumerated().compactMap { index, change -> (Change, [RevisionID], Int)? in
             guard case .send(let known) = reply.entry(at: index) else { return nil }
             return (change, known, index)
         }
@@ -170,7 +159,7 @@ extension PassiveReplicationSession {
                 let requests = window.map { change, known, _ in
                     OutgoingRevisionRequest(
                         docID: change.docID, revID: change.revID,
-                        knownRevIDs: Set(known.compactMap { try? RevisionID($0) }),
+                        knownRevIDs: Set(known),
                         maxHistory: capabilities.effectiveMaxHistory)
                 }
                 var revisions = [OutgoingRevision?](repeating: nil, count: requests.count)
@@ -239,14 +228,14 @@ extension PassiveReplicationSession {
     /// it has (its `changes` reply lists them, nearest first), read with its body in one snapshot for the
     /// whole window; `nil` where there is none with a body, or where no delta may be sent.
     private nonisolated func deltaBases(
-        for window: [(Change, [WireRevisionID])], capabilities: ReceiverCapabilities,
+        for window: [(Change, [RevisionID])], capabilities: ReceiverCapabilities,
         in collection: CollectionName
     ) async throws -> [OutgoingRevision?] {
         guard configuration.deltaSync, capabilities.deltas else { return window.map { _ in nil } }
         var requests: [OutgoingRevisionRequest] = []
         var rows: [Int] = []
         for (row, (change, known)) in window.enumerated() {
-            guard let base = known.first.flatMap({ try? RevisionID($0) }) else { continue }
+            guard let base = known.first else { continue }
             requests.append(OutgoingRevisionRequest(docID: change.docID, revID: base, knownRevIDs: [], maxHistory: 1))
             rows.append(row)
         }

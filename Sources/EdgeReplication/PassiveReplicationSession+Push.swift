@@ -13,32 +13,20 @@ extension PassiveReplicationSession {
             return request.reply()
         }
         counters.countProposed(revisions: decoded.rows.count)
-        var statuses = [ProposeChangesReply.Status](repeating: .accepted, count: decoded.rows.count)
-        var proposals: [EdgeStore.ProposedChange] = []
-        var proposalRows: [Int] = []
-        for (index, row) in decoded.rows.enumerated() {
-            do {
-                proposals.append(
-                    EdgeStore.ProposedChange(
-                        docID: row.docID, revID: try RevisionID(row.revisionID),
-                        parentRevID: try row.remoteRevisionID.map { revision throws(StoreError) in try RevisionID(revision) }))
-                proposalRows.append(index)
-            } catch {
-                statuses[index] = .failed(400)
-            }
+        let proposals = decoded.rows.map { row in
+            EdgeStore.ProposedChange(docID: row.docID, revID: row.revisionID, parentRevID: row.remoteRevisionID)
         }
         let verdicts = try await storeCall { try await database.checkProposedChanges(proposals, in: keyspace.collection) }
-        for (row, verdict) in zip(proposalRows, verdicts) {
+        let statuses = verdicts.map { verdict -> ProposeChangesReply.Status in
             switch verdict {
             case .accept:
-                statuses[row] = .accepted
+                .accepted
             case .alreadyHave:
-                statuses[row] = .alreadyKnown
+                .alreadyKnown
             case .conflict(let current):
-                statuses[row] = .conflict(
-                    currentRevision: decoded.conflictIncludesRev ? try? WireRevisionID(current) : nil)
+                .conflict(currentRevision: decoded.conflictIncludesRev ? current : nil)
             case .invalid:
-                statuses[row] = .failed(verdict.statusCode)
+                .failed(verdict.statusCode)
             }
         }
         return request.reply(
@@ -58,11 +46,7 @@ extension PassiveReplicationSession {
         var queries: [RevisionQuery] = []
         var queryRows: [Int] = []
         for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
-            guard let revision = try? RevisionID(row.revisionID) else {
-                entries[index] = .status(400)
-                continue
-            }
-            queries.append(RevisionQuery(docID: row.docID, revIDs: [revision]))
+            queries.append(RevisionQuery(docID: row.docID, revIDs: [row.revisionID]))
             queryRows.append(index)
         }
         let diffs = try await storeCall {
@@ -72,7 +56,7 @@ extension PassiveReplicationSession {
         for (row, diff) in zip(queryRows, diffs) {
             switch diff {
             case .success(let diff) where !diff.missing.isEmpty:
-                entries[row] = .send(knownAncestors: diff.possibleAncestors.compactMap { try? WireRevisionID($0) })
+                entries[row] = .send(knownAncestors: diff.possibleAncestors)
             case .success:
                 entries[row] = .skip
             case .failure(let error):
@@ -100,7 +84,7 @@ extension PassiveReplicationSession {
             stored.blobs, docID: decoded.docID, collectionIndex: keyspace.index, from: connection,
             countingFailuresIn: counters)
         counters.countPushedBlob(bytes: blobBytes)
-        let revision = try decoded.existingRevision(body: stored.data, noConflicts: decoded.noConflicts)
+        let revision = decoded.existingRevision(body: stored.data, noConflicts: decoded.noConflicts)
         let outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
         if case .failed(let error) = outcome {
             if case .conflict = error { counters.countConflict() } else { counters.countRejectedPush() }

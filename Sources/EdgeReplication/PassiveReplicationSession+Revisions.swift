@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 
 // Sending one pulled revision (spec §3.7, §3.8, §6, §7.2).
 extension PassiveReplicationSession {
@@ -26,20 +27,18 @@ extension PassiveReplicationSession {
             try await sendNoRevision(change, sequence: sequence, keyspace: keyspace)
             return nil
         }
-        let wireRevision = try WireRevisionID(revision.revID)
         var body = try Self.outgoingBody(revision.body, generation: revision.revID.generation, capabilities: capabilities)
-        var deltaSource: WireRevisionID?
+        var deltaSource: RevisionID?
         if configuration.deltaSync, capabilities.deltas, let deltaBase,
             let delta = try delta(to: body, from: deltaBase, capabilities: capabilities)
         {
             body = delta
-            deltaSource = try WireRevisionID(deltaBase.revID)
+            deltaSource = deltaBase.revID
         }
         let request = RevRequest(
-            docID: change.docID, revisionID: wireRevision,
-            history: RevisionHistory(revision.history.compactMap { try? WireRevisionID($0) }), sequence: sequence,
-            deleted: revision.deleted, deltaSource: deltaSource,
-            replacedRevision: revision.revID == change.revID ? nil : try WireRevisionID(change.revID),
+            docID: change.docID, revisionID: revision.revID, history: RevisionHistory(revision.history),
+            sequence: sequence, deleted: revision.deleted, deltaSource: deltaSource,
+            replacedRevision: revision.revID == change.revID ? nil : change.revID,
             collection: keyspace.index, body: body)
         return (SentRevision(change: change, request: request, storedBody: revision.body), .request(request))
     }
@@ -73,7 +72,7 @@ extension PassiveReplicationSession {
 
     private nonisolated func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {
         let norev = NoRevRequest(
-            docID: change.docID, revisionID: try WireRevisionID(change.revID), sequence: sequence, error: 404,
+            docID: change.docID, revisionID: change.revID, sequence: sequence, error: 404,
             reason: "revision is no longer available", collection: keyspace.index)
         try await connection.sendNoReply(.request(norev, isNoReply: true))
     }

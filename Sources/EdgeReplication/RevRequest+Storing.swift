@@ -23,16 +23,11 @@ extension RevRequest {
         return (stored.jsonData, try BlobReference.references(in: stored))
     }
 
-    /// This revision as the store inserts it, with `body` (from `storedBody`); IDs the store refuses become
-    /// the `HTTP` error reply for the peer. Both receivers of `rev`s, the listener and the puller, call this.
-    func existingRevision(body: Data, noConflicts: Bool) throws -> ExistingRevision {
-        do throws(StoreError) {
-            return ExistingRevision(
-                docID: docID, revID: try RevisionID(revisionID),
-                history: try history.ancestors.map { ancestor throws(StoreError) in try RevisionID(ancestor) },
-                deleted: deleted, body: body, noConflicts: noConflicts)
-        } catch {
-            throw error.errorReply.blipError
-        }
+    /// This revision as the store inserts it, with `body` (from `storedBody`). Both receivers of `rev`s, the
+    /// listener and the puller, call this.
+    func existingRevision(body: Data, noConflicts: Bool) -> ExistingRevision {
+        ExistingRevision(
+            docID: docID, revID: revisionID, history: history.ancestors, deleted: deleted, body: body,
+            noConflicts: noConflicts)
     }
 }

@@ -2,21 +2,6 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 
-// The store and the protocol layer each validate their own vocabulary types; each conversion goes
-// through the receiving side's validating initialiser, so that side's rules are applied.
-
-extension WireRevisionID {
-    init(_ revision: RevisionID) throws(ProtocolError) {
-        try self.init(generation: revision.generation, digest: revision.digest)
-    }
-}
-
-extension RevisionID {
-    init(_ revision: WireRevisionID) throws(StoreError) {
-        try self.init(generation: revision.generation, digest: revision.digest)
-    }
-}
-
 extension StoreError {
     /// The `HTTP` error reply that reports this store failure to the peer.
     var errorReply: ErrorReply {

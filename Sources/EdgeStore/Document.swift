@@ -1,4 +1,5 @@
 import Foundation
+import SyncIdentifiers
 
 /// A document's current state: its winning revision and that revision's body.
 public struct Document: Sendable, Equatable {

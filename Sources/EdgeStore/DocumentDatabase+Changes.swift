@@ -93,13 +93,9 @@ extension DocumentDatabase {
         // Feeds run this after every commit: without document IDs it has two shapes, kept compiled.
         let statement = options.docIDs == nil ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
         return try Row.fetchAll(statement, arguments: arguments).map { row in
-            let revText: String = row[2]
-            guard let revID = try? RevisionID(revText) else {
-                throw StoreError.corruptDatabase(
-                    path: "documents", reason: "stored revision ID '\(revText)' is malformed")
-            }
-            return Change(
-                sequence: row[0], docID: row[1], revID: revID, deleted: row[3], bodySize: row[4])
+            Change(
+                sequence: row[0], docID: row[1], revID: try RevisionID(stored: row[2], in: "documents"),
+                deleted: row[3], bodySize: row[4])
         }
     }
 }

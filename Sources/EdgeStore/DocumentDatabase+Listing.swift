@@ -75,12 +75,9 @@ extension DocumentDatabase {
             sql += " LIMIT ? OFFSET ?"
             arguments += [Int64(clamping: range.limit), Int64(clamping: range.skip)]
             return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                let revText: String = row[1]
-                guard let revID = try? RevisionID(revText) else {
-                    throw StoreError.corruptDatabase(
-                        path: "documents", reason: "stored revision ID '\(revText)' is malformed")
-                }
-                return DocumentListing(docID: row[0], revID: revID, deleted: row[2], sequence: row[3])
+                DocumentListing(
+                    docID: row[0], revID: try RevisionID(stored: row[1], in: "documents"), deleted: row[2],
+                    sequence: row[3])
             }
         }
     }

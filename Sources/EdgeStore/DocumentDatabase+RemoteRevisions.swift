@@ -63,11 +63,7 @@ extension DocumentDatabase {
                     [.integer(remote.rawValue), .integer(collectionID), .text(docID)]
                 ) { row in (row.string(0), row.int64(1), row.int64(2)) }
                 guard let (text, sequence, isCurrent) = row, let text else { continue }
-                guard let revID = try? RevisionID(text) else {
-                    throw StoreError.corruptDatabase(
-                        path: "remote_revisions", reason: "stored revision ID '\(text)' is malformed")
-                }
-                known[docID] = revID
+                known[docID] = try RevisionID(stored: text, in: "remote_revisions")
                 if isCurrent == 1 { currentSequenceOfKnown[docID] = sequence }
             }
             let superseded = Set(

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 extension DocumentRevisionStorage {
     /// The body of the revision a resolution adds on top of the winning parent.

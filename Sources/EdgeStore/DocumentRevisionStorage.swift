@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SyncIdentifiers
 
 /// A document's row: where its current revision and latest sequence are kept.
 struct DocumentRow: Sendable {
@@ -44,8 +45,9 @@ struct DocumentRevisionStorage {
                 """)
         return try statement.directFirstRow([.integer(collectionID), .text(docID)]) { row in
             DocumentRow(
-                rowID: row.int64(0), sequence: row.int64(1), winningRevID: try storedRevisionID(row.string(2)),
-                deleted: row.bool(3), bodySize: Int(row.int64(4)))
+                rowID: row.int64(0), sequence: row.int64(1),
+                winningRevID: try RevisionID(stored: row.string(2), in: "documents"), deleted: row.bool(3),
+                bodySize: Int(row.int64(4)))
         }
     }
 
@@ -59,7 +61,8 @@ struct DocumentRevisionStorage {
         try statement.directRows([.integer(docRow)]) { row in
             nodes.append(
                 RevisionNode(
-                    revID: try storedRevisionID(row.string(0)), parent: try row.string(1).map(storedRevisionID),
+                    revID: try RevisionID(stored: row.string(0), in: "revisions"),
+                    parent: try row.string(1).map { try RevisionID(stored: $0, in: "revisions") },
                     deleted: row.bool(2), hasBody: row.bool(4), storedAt: row.double(3)))
         }
         return RevisionTree(nodes: nodes)
@@ -70,18 +73,6 @@ struct DocumentRevisionStorage {
         let statement = try db.cachedStatement(
             sql: "SELECT body FROM revisions WHERE doc_row = ? AND rev_id = ?")
         return try statement.directFirstRow([.integer(docRow), .text(revID.description)]) { row in row.data(0) }
-    }
-
-    private static func storedRevisionID(_ text: String?) throws -> RevisionID {
-        guard let text else {
-            throw StoreError.corruptDatabase(path: "revisions", reason: "a stored revision ID is NULL")
-        }
-        do {
-            return try RevisionID(text)
-        } catch {
-            throw StoreError.corruptDatabase(
-                path: "revisions", reason: "stored revision ID '\(text)' is malformed")
-        }
     }
 
     // MARK: - Writing

@@ -1,4 +1,5 @@
 import Foundation
+import SyncIdentifiers
 
 /// A local write for `DocumentDatabase.saveBatch`: a new revision on top of `parentRevID` (a current leaf),
 /// or of nothing for a new document; with `deleted`, a tombstone.

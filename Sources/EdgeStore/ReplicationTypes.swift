@@ -1,4 +1,5 @@
 import Foundation
+import SyncIdentifiers
 
 /// A revision received from a peer, with its history, as a replicator inserts it.
 public struct ExistingRevision: Sendable {

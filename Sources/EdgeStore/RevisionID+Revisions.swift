@@ -1,3 +1,5 @@
+import SyncIdentifiers
+
 extension RevisionID {
     /// A revision and its ancestors, newest first, from CouchDB's `_revisions` form: `{"start": generation,
     /// "ids": [digest, parent's digest, …]}`, as the REST API, exports and imports write histories.
@@ -5,11 +7,16 @@ extension RevisionID {
         var chain: [RevisionID] = []
         chain.reserveCapacity(digests.count)
         for (offset, digest) in digests.enumerated() {
-            let generation = start - offset
-            guard generation >= 1, generation <= Int(UInt32.max) else {
-                throw .invalidRevisionID("\(generation)-\(digest)")
+            let number = start - offset
+            do throws(InvalidRevisionID) {
+                guard let generation = UInt32(exactly: number) else {
+                    throw InvalidRevisionID(
+                        text: "\(number)-\(digest)", reason: number < 1 ? .generationBelowOne : .generationTooLarge)
+                }
+                chain.append(try RevisionID(generation: generation, digest: digest))
+            } catch {
+                throw .invalidRevisionID(error)
             }
-            chain.append(try RevisionID(generation: UInt32(generation), digest: digest))
         }
         return chain
     }

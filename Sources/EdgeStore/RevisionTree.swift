@@ -1,3 +1,5 @@
+import SyncIdentifiers
+
 /// One revision of a document's revision tree, as loaded from storage (bodies are not loaded).
 struct RevisionNode: Sendable {
     let revID: RevisionID

@@ -1,11 +1,13 @@
+import SyncIdentifiers
+
 /// Every failure the document store reports.
 public enum StoreError: Error, Equatable, Sendable {
     /// A database name does not follow the naming rules.
     case invalidDatabaseName(String, reason: String)
     /// A document ID does not follow Couchbase Lite's rules.
     case invalidDocumentID(String, reason: String)
-    /// A string is not a rev-tree revision ID (`<generation>-<lowercase hex digest>`).
-    case invalidRevisionID(String)
+    /// An entry of a `_revisions` history does not make a valid revision ID.
+    case invalidRevisionID(InvalidRevisionID)
     /// A revision history is not a chain of generations descending by one.
     case invalidRevisionHistory(docID: String, reason: String)
     /// A document body is not a JSON object.
@@ -49,8 +51,8 @@ extension StoreError: CustomStringConvertible {
             return "invalid database name '\(name)': \(reason)"
         case .invalidDocumentID(let docID, let reason):
             return "invalid document ID '\(docID)': \(reason)"
-        case .invalidRevisionID(let revID):
-            return "invalid revision ID '\(revID)': expected <generation>-<lowercase hex digest>"
+        case .invalidRevisionID(let error):
+            return error.description
         case .invalidRevisionHistory(let docID, let reason):
             return "invalid revision history for document '\(docID)': \(reason)"
         case .invalidJSON(let reason):

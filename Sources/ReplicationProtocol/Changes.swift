@@ -1,3 +1,5 @@
+import SyncIdentifiers
+
 /// The 4th item of a `changes` row (spec §3.5): CBMobile_3 writes an integer bit-mask, CBMobile_2
 /// and older code paths a JSON boolean (read as `deleted`).
 public struct ChangeFlags: OptionSet, Sendable, Hashable {
@@ -21,13 +23,13 @@ public struct ChangeRow: Sendable, Hashable {
     /// The sender's sequence, opaque JSON (an integer from LiteCore, possibly a string from SG).
     public var sequence: JSONValue
     public var docID: String
-    public var revisionID: WireRevisionID
+    public var revisionID: RevisionID
     public var flags: ChangeFlags
     /// Approximate body size, for progress only.
     public var bodySize: Int?
 
     public init(
-        sequence: JSONValue, docID: String, revisionID: WireRevisionID, flags: ChangeFlags = [], bodySize: Int? = nil
+        sequence: JSONValue, docID: String, revisionID: RevisionID, flags: ChangeFlags = [], bodySize: Int? = nil
     ) {
         self.sequence = sequence
         self.docID = docID
@@ -56,7 +58,7 @@ public struct ChangeRow: Sendable, Hashable {
         guard let revText = items[2].stringValue else {
             throw .invalidRow(context: context, index: index, reason: "the revID is not a string")
         }
-        revisionID = try WireRevisionID(revText)
+        revisionID = try RevisionID(received: revText)
         flags = []
         if items.count >= 4 {
             switch items[3] {
@@ -129,7 +131,7 @@ public struct ChangesReply: ReplicationMessage, Hashable {
     public enum Entry: Sendable, Hashable {
         /// "Send it"; the revisions the receiver has that may be ancestors, current first. The
         /// first one is what the sender may use as `deltaSrc`. Empty = "I have nothing".
-        case send(knownAncestors: [WireRevisionID])
+        case send(knownAncestors: [RevisionID])
         /// `0` or `null`: "don't send".
         case skip
         /// A non-zero status such as 409 (conflict).
@@ -163,12 +165,12 @@ public struct ChangesReply: ReplicationMessage, Hashable {
                 }
                 entries.append(status == 0 ? .skip : .status(status))
             case .array(let revisions):
-                var known: [WireRevisionID] = []
+                var known: [RevisionID] = []
                 for revision in revisions {
                     guard let text = revision.stringValue else {
                         throw .invalidRow(context: context, index: index, reason: "known revisions must be strings")
                     }
-                    known.append(try WireRevisionID(text))
+                    known.append(try RevisionID(received: text))
                 }
                 entries.append(.send(knownAncestors: known))
             default:

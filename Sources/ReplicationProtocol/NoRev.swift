@@ -1,10 +1,12 @@
+import SyncIdentifiers
+
 /// `norev` (spec §3.8): sent instead of `rev` when a requested revision can't be delivered, so the
 /// puller stops waiting for it and can advance its checkpoint past `sequence`.
 public struct NoRevRequest: ReplicationRequest, Hashable {
     public static let profile = Profile.norev
 
     public var docID: String
-    public var revisionID: WireRevisionID
+    public var revisionID: RevisionID
     public var sequence: JSONValue?
     /// A numeric status: 404, 410 (obsolete), 500 …
     public var error: Int?
@@ -13,7 +15,7 @@ public struct NoRevRequest: ReplicationRequest, Hashable {
 
     public init(
         docID: String,
-        revisionID: WireRevisionID,
+        revisionID: RevisionID,
         sequence: JSONValue?,
         error: Int? = nil,
         reason: String? = nil,
@@ -31,7 +33,7 @@ public struct NoRevRequest: ReplicationRequest, Hashable {
     public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         docID = try properties.required("id", in: Self.profile)
-        revisionID = try WireRevisionID(try properties.required("rev", in: Self.profile))
+        revisionID = try RevisionID(received: try properties.required("rev", in: Self.profile))
         if let sequence = try properties.json("sequence", in: Self.profile) {
             self.sequence = sequence
         } else {

@@ -1,13 +1,15 @@
+import SyncIdentifiers
+
 /// One `proposeChanges` row: `[docID, revID, remoteRevID?, bodySize?]` (spec §3.6).
 public struct ProposedChange: Sendable, Hashable {
     public var docID: String
-    public var revisionID: WireRevisionID
+    public var revisionID: RevisionID
     /// The revision the sender believes is current on the receiver; `nil` when unknown (`""` on the wire).
-    public var remoteRevisionID: WireRevisionID?
+    public var remoteRevisionID: RevisionID?
     public var bodySize: Int?
 
     public init(
-        docID: String, revisionID: WireRevisionID, remoteRevisionID: WireRevisionID? = nil, bodySize: Int? = nil
+        docID: String, revisionID: RevisionID, remoteRevisionID: RevisionID? = nil, bodySize: Int? = nil
     ) {
         self.docID = docID
         self.revisionID = revisionID
@@ -31,11 +33,11 @@ public struct ProposedChange: Sendable, Hashable {
         guard let revText = items[1].stringValue else {
             throw .invalidRow(context: context, index: index, reason: "the revID is not a string")
         }
-        revisionID = try WireRevisionID(revText)
+        revisionID = try RevisionID(received: revText)
         if items.count >= 3 {
             switch items[2] {
             case .null: remoteRevisionID = nil
-            case .string(let text): remoteRevisionID = text.isEmpty ? nil : try WireRevisionID(text)
+            case .string(let text): remoteRevisionID = text.isEmpty ? nil : try RevisionID(received: text)
             default: throw .invalidRow(context: context, index: index, reason: "the remote revID is not a string")
             }
         }
@@ -104,7 +106,7 @@ public struct ProposeChangesReply: ReplicationMessage, Hashable {
         /// `304`: the receiver already has it.
         case alreadyKnown
         /// `409`: conflict, with the receiver's current revision when `conflictIncludesRev` was asked for.
-        case conflict(currentRevision: WireRevisionID?)
+        case conflict(currentRevision: RevisionID?)
         /// Any other status, e.g. 500.
         case failed(Int)
 
@@ -117,7 +119,7 @@ public struct ProposeChangesReply: ReplicationMessage, Hashable {
             }
         }
 
-        init(code: Int, revision: WireRevisionID? = nil) {
+        init(code: Int, revision: RevisionID? = nil) {
             switch code {
             case 0: self = .accepted
             case 304: self = .alreadyKnown
@@ -157,12 +159,12 @@ public struct ProposeChangesReply: ReplicationMessage, Hashable {
                 guard let code = object["status"]?.intValue else {
                     throw .invalidRow(context: context, index: index, reason: "the object has no integer 'status'")
                 }
-                var revision: WireRevisionID?
+                var revision: RevisionID?
                 if let value = object["rev"] {
                     guard let text = value.stringValue else {
                         throw .invalidRow(context: context, index: index, reason: "'rev' is not a string")
                     }
-                    revision = try WireRevisionID(text)
+                    revision = try RevisionID(received: text)
                 }
                 statuses.append(Status(code: code, revision: revision))
             default:

@@ -1,3 +1,5 @@
+import SyncIdentifiers
+
 /// A replication request or reply that decodes from, and encodes to, BLIP properties and a body.
 public protocol ReplicationMessage: Sendable {
     /// Decodes a received message; bad input throws a `ProtocolError` that names the problem and
@@ -74,8 +76,8 @@ enum DocumentID {
 
 extension MessageProperties {
     /// A rev-tree revision ID property, or `nil` when absent.
-    func revisionID(_ key: String) throws(ProtocolError) -> WireRevisionID? {
+    func revisionID(_ key: String) throws(ProtocolError) -> RevisionID? {
         guard let text = self[key] else { return nil }
-        return try WireRevisionID(text)
+        return try RevisionID(received: text)
     }
 }

@@ -1,10 +1,12 @@
+import SyncIdentifiers
+
 /// `rev` (spec §3.7): one revision, sent by the pusher after a positive `changes` or
 /// `proposeChanges` reply. The reply is empty once the revision is durably stored.
 public struct RevRequest: ReplicationRequest, Hashable {
     public static let profile = Profile.rev
 
     public var docID: String
-    public var revisionID: WireRevisionID
+    public var revisionID: RevisionID
     /// Ancestors newest first, truncated at what the receiver has (spec §4.2).
     public var history: RevisionHistory
     /// The sender's sequence for this change, opaque JSON; an active LiteCore puller requires it.
@@ -13,9 +15,9 @@ public struct RevRequest: ReplicationRequest, Hashable {
     /// The receiver must refuse the revision if it would create a branch.
     public var noConflicts: Bool
     /// The base revision when `body` is a JSON delta (spec §6).
-    public var deltaSource: WireRevisionID?
+    public var deltaSource: RevisionID?
     /// The originally requested revision when the sender substituted a newer one (3.2+).
-    public var replacedRevision: WireRevisionID?
+    public var replacedRevision: RevisionID?
     /// Legacy: the sender failed to produce the revision; the receiver records it as failed.
     public var errorCode: Int?
     public var collection: Int?
@@ -24,13 +26,13 @@ public struct RevRequest: ReplicationRequest, Hashable {
 
     public init(
         docID: String,
-        revisionID: WireRevisionID,
+        revisionID: RevisionID,
         history: RevisionHistory = RevisionHistory(),
         sequence: JSONValue? = nil,
         deleted: Bool = false,
         noConflicts: Bool = false,
-        deltaSource: WireRevisionID? = nil,
-        replacedRevision: WireRevisionID? = nil,
+        deltaSource: RevisionID? = nil,
+        replacedRevision: RevisionID? = nil,
         errorCode: Int? = nil,
         collection: Int? = nil,
         body: [UInt8]
@@ -54,7 +56,7 @@ public struct RevRequest: ReplicationRequest, Hashable {
         try properties.expectProfile(Self.profile)
         docID = try properties.required("id", in: Self.profile)
         try DocumentID.validate(docID, key: "id", profile: Self.profile)
-        revisionID = try WireRevisionID(try properties.required("rev", in: Self.profile))
+        revisionID = try RevisionID(received: try properties.required("rev", in: Self.profile))
         history = try RevisionHistory(parsing: properties["history"])
         try history.validate(below: revisionID)
         sequence = try properties.json("sequence", in: Self.profile)

@@ -1,13 +1,15 @@
+import SyncIdentifiers
+
 /// The `history` property of a `rev`: ancestor revision IDs, newest first, without the revision
 /// itself (spec §4.2).
 public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
     /// Newest (the parent) first.
-    public var ancestors: [WireRevisionID]
+    public var ancestors: [RevisionID]
 
     /// The cap on history length when a `changes`/`proposeChanges` reply gave no `maxHistory`.
     public static let defaultMaximumLength = 50
 
-    public init(_ ancestors: [WireRevisionID] = []) {
+    public init(_ ancestors: [RevisionID] = []) {
         self.ancestors = ancestors
     }
 
@@ -18,13 +20,13 @@ public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
             ancestors = []
             return
         }
-        var ancestors: [WireRevisionID] = []
+        var ancestors: [RevisionID] = []
         for entry in text.split(separator: ",", omittingEmptySubsequences: false) {
             let trimmed = entry.trimmingSpaces
             guard !trimmed.isEmpty else {
                 throw .invalidHistory(text, reason: "it has an empty entry")
             }
-            ancestors.append(try WireRevisionID(trimmed))
+            ancestors.append(try RevisionID(received: trimmed))
         }
         self.ancestors = ancestors
     }
@@ -38,7 +40,7 @@ public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
 
     /// Checks that the history can hang below `revision`: the first entry is its parent and each
     /// further entry is exactly one generation older. An empty history is valid (unknown ancestry).
-    public func validate(below revision: WireRevisionID) throws(ProtocolError) {
+    public func validate(below revision: RevisionID) throws(ProtocolError) {
         var expectedGeneration = revision.generation
         for ancestor in ancestors {
             guard expectedGeneration > 1, ancestor.generation == expectedGeneration - 1 else {
@@ -56,11 +58,11 @@ public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
     /// stops at, and includes, the first ancestor the receiver already has, and holds at most
     /// `maximumLength` entries (spec §4.2).
     public static func truncated(
-        _ ancestry: [WireRevisionID],
-        stoppingAtFirstOf knownByReceiver: Set<WireRevisionID>,
+        _ ancestry: [RevisionID],
+        stoppingAtFirstOf knownByReceiver: Set<RevisionID>,
         maximumLength: Int = defaultMaximumLength
     ) -> RevisionHistory {
-        var result: [WireRevisionID] = []
+        var result: [RevisionID] = []
         for ancestor in ancestry.prefix(max(maximumLength, 0)) {
             result.append(ancestor)
             if knownByReceiver.contains(ancestor) { break }
@@ -71,11 +73,11 @@ public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
     /// Fills generation gaps in a pruned ancestry (newest first) below `revision` with LiteCore-style
     /// `faded000…` placeholders, so that generations descend by exactly one (spec §4.2).
     public static func fillingGaps(
-        in ancestry: [WireRevisionID],
-        below revision: WireRevisionID,
+        in ancestry: [RevisionID],
+        below revision: RevisionID,
         using generator: inout some RandomNumberGenerator
     ) -> RevisionHistory {
-        var result: [WireRevisionID] = []
+        var result: [RevisionID] = []
         var previousGeneration = revision.generation
         for ancestor in ancestry where ancestor.generation < previousGeneration {
             var missing = previousGeneration - 1

@@ -1,5 +1,6 @@
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 
 // Writes documents to the store at the given data directory until it is killed, printing each
 // document ID on its own line only after the write that stored it has returned (committed).

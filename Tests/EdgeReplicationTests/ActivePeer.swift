@@ -6,6 +6,7 @@ import HummingbirdWSClient
 import Logging
 import NIOSSL
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// A minimal active replicator for tests: it connects like Couchbase Lite and sends the requests
 /// the CBL 3.2.4 transcripts show, built from the codec and the connection.
@@ -100,9 +101,9 @@ actor PullRecorder {
     private(set) var caughtUpCount = 0
     private(set) var repliesSent = 0
     /// Known ancestors to answer per document; absent documents get `[]` ("send it, I have nothing").
-    var knownAncestors: [String: [WireRevisionID]] = [:]
+    var knownAncestors: [String: [RevisionID]] = [:]
 
-    func setKnownAncestors(_ known: [String: [WireRevisionID]]) {
+    func setKnownAncestors(_ known: [String: [RevisionID]]) {
         knownAncestors = known
     }
 

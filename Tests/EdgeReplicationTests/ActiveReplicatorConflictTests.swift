@@ -1,6 +1,7 @@
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeReplication

@@ -1,10 +1,11 @@
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// A rev-tree revision ID `<generation>-<40 hex digits>` whose digest repeats `digit`.
-func revision(_ generation: UInt32, _ digit: Character) -> WireRevisionID {
-    try! WireRevisionID(generation: generation, digest: String(repeating: digit, count: 40))
+func revision(_ generation: UInt32, _ digit: Character) -> RevisionID {
+    try! RevisionID(generation: generation, digest: String(repeating: digit, count: 40))
 }
 
 func json(_ text: String) -> [UInt8] { Array(text.utf8) }

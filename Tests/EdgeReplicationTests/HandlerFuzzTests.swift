@@ -8,6 +8,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
+import SyncIdentifiers
 import Synchronization
 import Testing
 

@@ -3,6 +3,7 @@ import EdgeStore
 import Foundation
 @testable import LiteCoreShapedPuller
 import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 
 @Suite("The LiteCore-shaped puller against the listener")
@@ -120,12 +121,12 @@ struct LiteCoreShapedPullerTests {
             let (properties, body) = ChangesRequest(rows: rows).encode()
             return BLIPMessage(kind: .request, number: number, properties: BLIPProperties(properties.pairs), body: body)
         }
-        let newer = try WireRevisionID("2-" + String(repeating: "b", count: 40))
+        let newer = try RevisionID("2-" + String(repeating: "b", count: 40))
         let first = try await handlers.changes(
             changes(1, [
-                ChangeRow(sequence: .integer(1), docID: "new", revisionID: try WireRevisionID("1-" + String(repeating: "a", count: 40)), flags: [], bodySize: 10),
+                ChangeRow(sequence: .integer(1), docID: "new", revisionID: try RevisionID("1-" + String(repeating: "a", count: 40)), flags: [], bodySize: 10),
                 ChangeRow(sequence: .integer(2), docID: "old", revisionID: newer, flags: [], bodySize: 10),
-                ChangeRow(sequence: .integer(3), docID: "old", revisionID: try WireRevisionID(existing.revID.description), flags: [], bodySize: 10),
+                ChangeRow(sequence: .integer(3), docID: "old", revisionID: existing.revID, flags: [], bodySize: 10),
             ]))
         #expect(first.properties.pairs.map { "\($0.key)=\($0.value)" } == ["maxHistory=50", "blobs=true", "deltas=true"])
         #expect(String(decoding: first.body, as: UTF8.self) == #"[[],["\#(existing.revID.description)"]]"#)

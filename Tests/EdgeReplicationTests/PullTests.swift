@@ -86,7 +86,7 @@ struct PullTests {
             let database = try await gateway.database
             let (first, second) = try await database.saveDeltaCandidate()
             let recorder = PullRecorder()
-            await recorder.setKnownAncestors(["doc": [try WireRevisionID(first.revID.description)]])
+            await recorder.setKnownAncestors(["doc": [first.revID]])
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
                 try await peer.send(SubChangesRequest(batchSize: 200))
                 try await eventually("the rev") { await recorder.revisions.count == 1 }

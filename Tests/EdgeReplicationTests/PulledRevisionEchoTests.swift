@@ -1,5 +1,6 @@
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeReplication

@@ -108,7 +108,7 @@ struct RESTAPITests {
 
             let badRev = try await client.send("PUT", "/db/doc?rev=banana", json: ["v": 2])
             #expect(badRev.status == 400)
-            #expect(badRev.error.reason == "invalid revision ID 'banana'")
+            #expect(badRev.error.reason == "invalid revision ID 'banana': expected <generation>-<digest>")
 
             let reserved = try await client.send("PUT", "/db/doc?rev=\(rev)", json: ["_secret": 1])
             #expect(reserved.status == 400)

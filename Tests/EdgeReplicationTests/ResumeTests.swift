@@ -1,6 +1,7 @@
 import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeReplication
@@ -9,7 +10,7 @@ struct RevRequestStoredBodyTests {
     private func storedBody(
         of text: String, refusingReserved: Bool = false
     ) throws -> (data: Data, blobs: [BlobReference]) {
-        let request = RevRequest(docID: "doc", revisionID: try WireRevisionID("1-abcd"), body: Array(text.utf8))
+        let request = RevRequest(docID: "doc", revisionID: try RevisionID("1-abcd"), body: Array(text.utf8))
         return try request.storedBody(refusingReserved: refusingReserved)
     }
 

@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import ReplicationProtocol
+import SyncIdentifiers
 import Synchronization
 import Testing
 
@@ -69,8 +70,8 @@ struct ScriptedUpstreamTests {
         "a rev that does not decode is refused and reported, and the one-shot pull still finishes",
         .timeLimit(.minutes(1)))
     func undecodableRev() async throws {
-        let badRevision = try WireRevisionID("1-" + String(repeating: "a", count: 40))
-        let goodRevision = try WireRevisionID("1-" + String(repeating: "b", count: 40))
+        let badRevision = try RevisionID("1-" + String(repeating: "a", count: 40))
+        let goodRevision = try RevisionID("1-" + String(repeating: "b", count: 40))
         let refusal = SharedErrorBox()
         try await ScriptedUpstream.run(feed: { connection in
             let rows = [

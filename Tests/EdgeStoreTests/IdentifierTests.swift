@@ -40,33 +40,47 @@ struct IdentifierTests {
         }
     }
 
-    @Test("Revision IDs parse, compare by generation then digest, and reject malformed strings")
-    func revisionIDs() throws {
-        let parsed = try RevisionID("12-00ff")
-        #expect(parsed.generation == 12)
-        #expect(parsed.digest == "00ff")
-        #expect(parsed.description == "12-00ff")
-        #expect(try RevisionID("2-aa") < RevisionID("10-00"))
-        #expect(try RevisionID("3-ab") < RevisionID("3-b0"))
-        for invalid in [
-            "", "1", "-ab", "0-ab", "1-", "1-ABCD", "1-abc", "+1-ab", "x-ab", "1-gg",
-            "4294967296-ab",
-            "1-" + String(repeating: "ab", count: 38),
-        ] {
-            #expect(throws: StoreError.invalidRevisionID(invalid)) { try RevisionID(invalid) }
+    @Test("A _revisions history becomes a chain of revision IDs, refused as the store's error when one is invalid")
+    func revisionChains() throws {
+        #expect(try RevisionID.chain(start: 3, digests: ["cc", "bb"]) == [rev("3-cc"), rev("2-bb")])
+        let refusals: [(start: Int, digests: [String], error: InvalidRevisionID)] = [
+            (1, ["bb", "aa"], InvalidRevisionID(text: "0-aa", reason: .generationBelowOne)),
+            (-1, ["aa"], InvalidRevisionID(text: "-1-aa", reason: .generationBelowOne)),
+            (Int(UInt32.max) + 1, ["aa"], InvalidRevisionID(text: "4294967296-aa", reason: .generationTooLarge)),
+            (2, ["bb", "AA"], InvalidRevisionID(text: "1-AA", reason: .digestNotLowercaseHex)),
+        ]
+        for refusal in refusals {
+            #expect(throws: StoreError.invalidRevisionID(refusal.error)) {
+                try RevisionID.chain(start: refusal.start, digests: refusal.digests)
+            }
         }
+        #expect(
+            StoreError.invalidRevisionID(refusals[0].error).description
+                == "invalid revision ID '0-aa': the generation must be at least 1")
     }
 
-    @Test("Revision IDs built from their parts follow the same rules as parsed ones")
-    func revisionIDsFromParts() throws {
-        #expect(try RevisionID(generation: 12, digest: "00ff") == RevisionID("12-00ff"))
-        let invalidParts: [(UInt32, String)] = [
-            (0, "ab"), (1, ""), (1, "ABCD"), (1, "abc"), (1, "gg"), (1, String(repeating: "ab", count: 38)),
-        ]
-        for (generation, digest) in invalidParts {
-            #expect(throws: StoreError.invalidRevisionID("\(generation)-\(digest)")) {
-                try RevisionID(generation: generation, digest: digest)
+    @Test("The store keeps and reads back the longest digests LiteCore allows beside each generation")
+    func longestRevisionIDs() async throws {
+        try await withDatabase { database in
+            let revisions = [
+                // Refused by the store's former flat limit of 37 bytes.
+                ("small", try RevisionID(generation: 1, digest: String(repeating: "ab", count: 41))),
+                ("two-byte-varint", try RevisionID(generation: 128, digest: String(repeating: "cd", count: 40))),
+                // The longest ID the former rules let the store write; reading it back relies on
+                // RevisionID(stored:in:) accepting everything they did.
+                ("largest", try RevisionID(generation: .max, digest: String(repeating: "ef", count: 37))),
+            ]
+            let results = try await database.insertExistingRevisions(
+                revisions.map { ExistingRevision(docID: $0.0, revID: $0.1, history: [], body: json("{}")) })
+            #expect(results == [.inserted(sequence: 1), .inserted(sequence: 2), .inserted(sequence: 3)])
+            for (docID, revID) in revisions {
+                #expect(try await database.document(docID)?.revID == revID)
+                #expect(try await database.revisionHistory(docID, revID: revID) == [])
             }
+            #expect(try await database.changes(since: 0).map(\.revID) == revisions.map(\.1))
+            #expect(
+                try await database.documents(range: DocumentRange()).map(\.revID).sorted()
+                    == revisions.map(\.1).sorted())
         }
     }
 

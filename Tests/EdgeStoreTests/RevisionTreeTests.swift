@@ -1,4 +1,5 @@
 import Foundation
+import SyncIdentifiers
 import Testing
 
 @testable import EdgeStore

@@ -26,15 +26,14 @@ struct PullRequestHandlers: Sendable {
             var queries: [RevisionQuery] = []
             var queryRows: [Int] = []
             for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
-                queries.append(RevisionQuery(docID: row.docID, revIDs: [try RevisionID(row.revisionID.description)]))
+                queries.append(RevisionQuery(docID: row.docID, revIDs: [row.revisionID]))
                 queryRows.append(index)
             }
             let diffs = try await database.revisionDiffs(queries, in: .default, ancestorsWithBodiesOnly: true)
             var requested = [Bool](repeating: false, count: decoded.rows.count)
             for (index, diff) in zip(queryRows, diffs) {
                 guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
-                entries[index] = .send(
-                    knownAncestors: try diff.possibleAncestors.map { try WireRevisionID($0.description) })
+                entries[index] = .send(knownAncestors: diff.possibleAncestors)
                 requested[index] = true
             }
             offered = zip(decoded.rows, requested).map { ($0.sequence, $1) }
@@ -69,8 +68,7 @@ struct PullRequestHandlers: Sendable {
                 }
             }
             revision = ExistingRevision(
-                docID: decoded.docID, revID: try RevisionID(decoded.revisionID.description),
-                history: try decoded.history.ancestors.map { try RevisionID($0.description) },
+                docID: decoded.docID, revID: decoded.revisionID, history: decoded.history.ancestors,
                 deleted: decoded.deleted, body: Data(body))
         } catch {
             await flow.abandonRev(sequence: sequence)
@@ -94,7 +92,7 @@ struct PullRequestHandlers: Sendable {
 
     private func fullBody(of request: RevRequest) async throws -> [UInt8] {
         guard let deltaSource = request.deltaSource else { return request.body }
-        let base = try await database.revision(request.docID, revID: try RevisionID(deltaSource.description))
+        let base = try await database.revision(request.docID, revID: deltaSource)
         guard let base, !base.deleted, let baseBody = base.body else {
             throw BLIPErrorReply(domain: "HTTP", code: 422, message: "no delta base \(deltaSource)")
         }

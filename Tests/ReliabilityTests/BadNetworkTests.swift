@@ -1,5 +1,6 @@
 import EdgeStore
 import Foundation
+import SyncIdentifiers
 import Testing
 
 /// An edge gateway (namespace A) replicating continuously, push and pull, with a hub gateway (namespace B) over a

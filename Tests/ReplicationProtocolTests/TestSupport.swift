@@ -1,3 +1,4 @@
+import SyncIdentifiers
 import Testing
 
 @testable import ReplicationProtocol
@@ -11,8 +12,8 @@ func bytes(_ text: String) -> [UInt8] {
     Array(text.utf8)
 }
 
-func revID(_ text: String) throws -> WireRevisionID {
-    try WireRevisionID(text)
+func revID(_ text: String) throws -> RevisionID {
+    try RevisionID(text)
 }
 
 func json(_ text: String) throws -> JSONValue {

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncIdentifiers
 
 /// Many documents per request: `_bulk_docs`, `_all_docs`, `_bulk_get`, `_revs_diff`.
 struct BulkDocumentsController: Sendable {

@@ -178,10 +178,10 @@ struct DocumentsController: Sendable {
 /// Revision IDs in REST requests.
 enum RESTRevisions {
     static func parse(_ text: String) throws(RESTError) -> RevisionID {
-        do {
+        do throws(InvalidRevisionID) {
             return try RevisionID(text)
         } catch {
-            throw .badRequest("invalid revision ID '\(text)'")
+            throw .badRequest(error.description)
         }
     }
 

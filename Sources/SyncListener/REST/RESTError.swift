@@ -71,8 +71,8 @@ extension RESTError {
         switch storeError {
         case .invalidDocumentID(let docID, let reason):
             self = .badRequest("invalid document ID '\(docID)': \(reason)")
-        case .invalidRevisionID(let revID):
-            self = .badRequest("invalid revision ID '\(revID)'")
+        case .invalidRevisionID(let error):
+            self = .badRequest(error.description)
         case .invalidJSON(let reason):
             self = .badRequest("the document body is not valid JSON: \(reason)")
         case .invalidRevisionHistory(_, let reason):

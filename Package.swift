@@ -102,7 +102,7 @@ let package = Package(
         // that the configuration can read `pairing = "…"` without the QR libraries.
         .target(
             name: "PairingURI",
-            dependencies: ["NetworkInterfaces"]
+            dependencies: ["HexEncoding", "NetworkInterfaces"]
         ),
 
         // Pairing payloads from TLS identities and their QR renderings: terminal, PNG, SVG.
@@ -166,11 +166,14 @@ let package = Package(
             ]
         ),
 
+        // Bytes as hex digits and back, for every format that writes them: file names, digests, fingerprints.
+        .target(name: "HexEncoding"),
+
         // Names the store, the replication protocol and the REST API share: collection names, blob digests and
         // revision IDs, each validated in one place by Couchbase's rules.
         .target(
             name: "SyncIdentifiers",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["HexEncoding", .product(name: "Crypto", package: "swift-crypto")]
         ),
 
         // Pure CBMobile 3 replication vocabulary: message properties and bodies, JSON deltas, blob references.
@@ -277,6 +280,7 @@ let package = Package(
         .target(
             name: "EdgeStore",
             dependencies: [
+                "HexEncoding",
                 "JSONByteScanning",
                 "SyncIdentifiers",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -290,6 +294,7 @@ let package = Package(
         .target(
             name: "EdgeIdentity",
             dependencies: [
+                "HexEncoding",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -311,6 +316,7 @@ let package = Package(
             name: "EdgeConfig",
             dependencies: [
                 "EdgeCredentials",
+                "HexEncoding",
                 "PairingURI",
                 "SyncIdentifiers",
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -460,7 +466,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BLIPCodecTests",
-            dependencies: ["EdgeGatewayTestSupport", "BLIPCodec"],
+            dependencies: ["EdgeGatewayTestSupport", "BLIPCodec", "HexEncoding"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
@@ -477,6 +483,10 @@ let package = Package(
         .testTarget(
             name: "ReplicationProtocolTests",
             dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol", "SyncIdentifiers"]
+        ),
+        .testTarget(
+            name: "HexEncodingTests",
+            dependencies: ["HexEncoding"]
         ),
         .testTarget(
             name: "SyncIdentifiersTests",

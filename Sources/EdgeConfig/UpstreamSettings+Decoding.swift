@@ -1,5 +1,6 @@
 import PairingURI
 import Foundation
+import HexEncoding
 
 extension UpstreamSettings {
     static let keys = [
@@ -103,9 +104,7 @@ extension UpstreamSettings {
         guard !urls.isEmpty else {
             throw table.error(at: "pairing", "names no address that forms a URL")
         }
-        let hex = payload.certificateSHA256.map { byte in
-            (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
-        }.joined()
+        let hex = payload.certificateSHA256.hexEncoded()
         return (urls, hex, payload)
     }
 

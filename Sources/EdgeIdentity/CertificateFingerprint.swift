@@ -1,4 +1,5 @@
 import Crypto
+import HexEncoding
 
 /// A digest of a certificate's DER encoding, as shown to operators and used for pinning.
 public struct CertificateFingerprint: Hashable, Sendable {
@@ -33,7 +34,7 @@ public struct CertificateFingerprint: Hashable, Sendable {
     public init(digestBytes: [UInt8], algorithm: Algorithm) throws(TrustError) {
         guard digestBytes.count == algorithm.digestLength else {
             throw .invalidFingerprint(
-                digestBytes.map { String($0, radix: 16) }.joined(separator: ":"),
+                digestBytes.hexEncoded(uppercase: true, separator: ":"),
                 reason: "expected \(algorithm.digestLength) bytes for \(algorithm.rawValue), found \(digestBytes.count)")
         }
         self.init(algorithm: algorithm, bytes: digestBytes)
@@ -55,19 +56,10 @@ public struct CertificateFingerprint: Hashable, Sendable {
                     + "found \(digits.count)"
             )
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(algorithm.digestLength)
-        var index = digits.startIndex
-        while index != digits.endIndex {
-            let next = digits.index(index, offsetBy: 2)
-            guard let byte = UInt8(digits[index..<next], radix: 16) else {
-                throw TrustError.invalidFingerprint(
-                    hexString,
-                    reason: "'\(digits[index..<next])' is not a hex byte"
-                )
-            }
-            bytes.append(byte)
-            index = next
+        guard let bytes = [UInt8](hexEncoded: digits) else {
+            let offending = digits.first { !$0.isASCII || $0.asciiValue.flatMap(HexDigits.value(of:)) == nil }
+            throw TrustError.invalidFingerprint(
+                hexString, reason: "'\(offending.map(String.init) ?? digits)' is not a hex digit")
         }
         self.algorithm = algorithm
         self.bytes = bytes
@@ -75,17 +67,12 @@ public struct CertificateFingerprint: Hashable, Sendable {
 
     /// Uppercase hex bytes separated by colons, as printed by `openssl x509 -fingerprint`: `AB:CD:…`.
     public var colonHex: String {
-        self.bytes.map { Self.hexByte($0, uppercase: true) }.joined(separator: ":")
+        self.bytes.hexEncoded(uppercase: true, separator: ":")
     }
 
     /// Lowercase hex without separators: `abcd…`.
     public var hex: String {
-        self.bytes.map { Self.hexByte($0, uppercase: false) }.joined()
-    }
-
-    private static func hexByte(_ byte: UInt8, uppercase: Bool) -> String {
-        let digits = String(byte, radix: 16, uppercase: uppercase)
-        return byte < 0x10 ? "0" + digits : digits
+        self.bytes.hexEncoded()
     }
 }
 

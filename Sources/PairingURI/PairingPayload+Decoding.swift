@@ -1,4 +1,5 @@
 import Foundation
+import HexEncoding
 
 extension PairingPayload {
     private static let knownKeys: Set<String> = ["v", "a", "p", "db", "s256", "s1", "n", "id"]
@@ -92,7 +93,7 @@ extension PairingPayload {
             let byte = input[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < input.count,
-                    let high = Self.hexValue(input[index + 1]), let low = Self.hexValue(input[index + 2])
+                    let high = HexDigits.value(of: input[index + 1]), let low = HexDigits.value(of: input[index + 2])
                 else {
                     throw .invalidPercentEncoding(key: key, value: value)
                 }
@@ -112,14 +113,5 @@ extension PairingPayload {
             throw .invalidPercentEncoding(key: key, value: value)
         }
         return decoded
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        default: nil
-        }
     }
 }

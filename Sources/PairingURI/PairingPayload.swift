@@ -1,4 +1,5 @@
 import Foundation
+import HexEncoding
 import NetworkInterfaces
 
 /// What a Couchbase Lite app needs to replicate with this gateway and to trust its certificate, as one URI
@@ -102,10 +103,7 @@ public struct PairingPayload: Sendable, Equatable {
 
     /// The SHA-256 digest as uppercase colon-separated hex, as `openssl x509 -fingerprint -sha256` prints it.
     public var sha256ColonHex: String {
-        self.certificateSHA256.map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return byte < 0x10 ? "0" + digits : digits
-        }.joined(separator: ":")
+        self.certificateSHA256.hexEncoded(uppercase: true, separator: ":")
     }
 
     /// RFC 3986 unreserved characters, plus ":" so IPv6 literals stay readable and short.
@@ -119,8 +117,7 @@ public struct PairingPayload: Sendable, Equatable {
             if Self.literalCharacters.contains(byte) {
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                let hex = String(byte, radix: 16, uppercase: true)
-                encoded += byte < 0x10 ? "%0" + hex : "%" + hex
+                encoded += "%" + [byte].hexEncoded(uppercase: true)
             }
         }
         return encoded

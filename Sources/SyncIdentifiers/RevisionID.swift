@@ -1,3 +1,5 @@
+import HexEncoding
+
 /// A rev-tree revision ID, `<generation>-<digest>` (spec §4.1), as the store keeps it and peers send it.
 ///
 /// Validated the way LiteCore parses it: a decimal generation from 1 to 2³²−1 with no sign or leading zero, then a
@@ -65,14 +67,8 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// minted revision's SHA-1, LiteCore's placeholders. Their length is fixed and fits beside any generation, so
     /// an ID this refuses is a programming error, not input to report.
     public init(generation: UInt32, digestBytes: some Sequence<UInt8>) {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        for byte in digestBytes {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
         do {
-            self = try RevisionID(generation: generation, digest: String(decoding: hex, as: UTF8.self))
+            self = try RevisionID(generation: generation, digest: digestBytes.hexEncoded())
         } catch {
             preconditionFailure("a computed revision ID must be valid: \(error)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HexEncoding
 
 /// One Couchbase Lite wire transcript (see Fixtures/cbl-3.2.4/README.md).
 ///
@@ -105,28 +106,10 @@ struct Fixture: @unchecked Sendable {
     }
 
     static func bytes(hex: String) throws -> [UInt8] {
-        let digits = Array(hex.utf8)
-        guard digits.count.isMultiple(of: 2) else { throw FixtureError.malformed("hex", "odd length") }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else {
-                throw FixtureError.malformed("hex", "bad digit")
-            }
-            bytes.append(high << 4 | low)
-            index += 2
+        guard let bytes = [UInt8](hexEncoded: hex) else {
+            throw FixtureError.malformed("hex", "not pairs of hex digits")
         }
         return bytes
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

@@ -43,8 +43,13 @@ import Testing
             try CertificateFingerprint(hexString: short)
         }
         let notHex = String(repeating: "zz", count: 32)
-        #expect(throws: TrustError.invalidFingerprint(notHex, reason: "'zz' is not a hex byte")) {
+        #expect(throws: TrustError.invalidFingerprint(notHex, reason: "'z' is not a hex digit")) {
             try CertificateFingerprint(hexString: notHex)
+        }
+        // Swift's UInt8("+f", radix: 16) is 15; a sign is no hex digit in a fingerprint.
+        let signed = "+f" + String(repeating: "ab", count: 31)
+        #expect(throws: TrustError.invalidFingerprint(signed, reason: "'+' is not a hex digit")) {
+            try CertificateFingerprint(hexString: signed)
         }
     }
 }

@@ -3,17 +3,21 @@ import GRDB
 import SyncIdentifiers
 
 extension DocumentDatabase {
+    /// The row of `docID` in `collection`, which must exist; `nil` when the collection has no such document.
+    private func documentRow(_ docID: String, in collection: CollectionName, db: GRDB.Database) throws
+        -> DocumentRow?
+    {
+        try DocumentRevisionStorage.documentRow(
+            db, collectionID: existingCollectionID(collection, in: db), docID: docID)
+    }
+
     /// The current revision of a document, tombstone included; `nil` if the document does not exist.
     public func document(_ docID: String, in collection: CollectionName = .default) async throws
         -> Document?
     {
         try DocumentID.validate(docID)
         return try await read { db in
-            let collectionID = try self.existingCollectionID(collection, in: db)
-            guard
-                let row = try DocumentRevisionStorage.documentRow(
-                    db, collectionID: collectionID, docID: docID)
-            else {
+            guard let row = try self.documentRow(docID, in: collection, db: db) else {
                 return nil
             }
             let body = try DocumentRevisionStorage.body(
@@ -30,11 +34,7 @@ extension DocumentDatabase {
     ) async throws -> Revision? {
         try DocumentID.validate(docID)
         return try await read { db in
-            let collectionID = try self.existingCollectionID(collection, in: db)
-            guard
-                let row = try DocumentRevisionStorage.documentRow(
-                    db, collectionID: collectionID, docID: docID)
-            else {
+            guard let row = try self.documentRow(docID, in: collection, db: db) else {
                 return nil
             }
             let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
@@ -52,11 +52,7 @@ extension DocumentDatabase {
     {
         try DocumentID.validate(docID)
         return try await read { db in
-            let collectionID = try self.existingCollectionID(collection, in: db)
-            guard
-                let row = try DocumentRevisionStorage.documentRow(
-                    db, collectionID: collectionID, docID: docID)
-            else {
+            guard let row = try self.documentRow(docID, in: collection, db: db) else {
                 return []
             }
             return try DocumentRevisionStorage.tree(db, docRow: row.rowID).leaves.map {
@@ -74,11 +70,7 @@ extension DocumentDatabase {
     ) async throws -> [RevisionID] {
         try DocumentID.validate(docID)
         return try await read { db in
-            let collectionID = try self.existingCollectionID(collection, in: db)
-            guard
-                let row = try DocumentRevisionStorage.documentRow(
-                    db, collectionID: collectionID, docID: docID)
-            else {
+            guard let row = try self.documentRow(docID, in: collection, db: db) else {
                 throw StoreError.documentNotFound(docID: docID)
             }
             let tree = try DocumentRevisionStorage.tree(db, docRow: row.rowID)
@@ -115,11 +107,7 @@ extension DocumentDatabase {
     public func purge(_ docID: String, in collection: CollectionName = .default) async throws {
         try DocumentID.validate(docID)
         try await write { db in
-            let collectionID = try self.existingCollectionID(collection, in: db)
-            guard
-                let row = try DocumentRevisionStorage.documentRow(
-                    db, collectionID: collectionID, docID: docID)
-            else {
+            guard let row = try self.documentRow(docID, in: collection, db: db) else {
                 throw StoreError.documentNotFound(docID: docID)
             }
             try DocumentRevisionStorage(db: db, configuration: self.configuration).purge(

@@ -57,7 +57,7 @@ public struct CertificateFingerprint: Hashable, Sendable {
             )
         }
         guard let bytes = [UInt8](hexEncoded: digits) else {
-            let offending = digits.first { !$0.isASCII || $0.asciiValue.flatMap(HexDigits.value(of:)) == nil }
+            let offending = digits.first { $0.asciiValue.flatMap(HexDigits.value(of:)) == nil }
             throw TrustError.invalidFingerprint(
                 hexString, reason: "'\(offending.map(String.init) ?? digits)' is not a hex digit")
         }

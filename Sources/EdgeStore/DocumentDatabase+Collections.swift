@@ -64,4 +64,10 @@ extension DocumentDatabase {
         }
         return id
     }
+
+    /// The row of `docID` in `collection`, which must exist; `nil` when the collection has no such document.
+    func documentRow(_ docID: String, in collection: CollectionName, db: GRDB.Database) throws -> DocumentRow? {
+        try DocumentRevisionStorage.documentRow(
+            db, collectionID: existingCollectionID(collection, in: db), docID: docID)
+    }
 }

@@ -3,14 +3,6 @@ import GRDB
 import SyncIdentifiers
 
 extension DocumentDatabase {
-    /// The row of `docID` in `collection`, which must exist; `nil` when the collection has no such document.
-    private func documentRow(_ docID: String, in collection: CollectionName, db: GRDB.Database) throws
-        -> DocumentRow?
-    {
-        try DocumentRevisionStorage.documentRow(
-            db, collectionID: existingCollectionID(collection, in: db), docID: docID)
-    }
-
     /// The current revision of a document, tombstone included; `nil` if the document does not exist.
     public func document(_ docID: String, in collection: CollectionName = .default) async throws
         -> Document?

@@ -76,11 +76,7 @@ extension DocumentDatabase {
     ) async throws -> OutgoingRevision? {
         try DocumentID.validate(request.docID)
         return try await read { db in
-            let collectionID = try self.existingCollectionID(collection, in: db)
-            guard
-                let row = try DocumentRevisionStorage.documentRow(
-                    db, collectionID: collectionID, docID: request.docID)
-            else { return nil }
+            guard let row = try self.documentRow(request.docID, in: collection, db: db) else { return nil }
             var current = request
             current.revID = row.winningRevID
             return try Self.outgoingRevision(current, of: row, in: db)

@@ -196,8 +196,8 @@ final class Client: Sendable {
     init(index: Int, store: DocumentStore, url: String, heartbeat: Duration) async throws {
         name = "c\(index)"
         database = try await store.database(named: name)
-        // The replicator's default checkpoint interval, 5 s, is Couchbase Lite's (LiteCore's checkpoint save delay):
-        // clients saving every second, as these did before, made one more commit on each side per delivery.
+        // The replicator's default checkpoint interval, 5 s, is Couchbase Lite's (LiteCore's checkpoint save delay),
+        // so these clients save checkpoints to the gateway as often as real devices do.
         configuration = ActiveReplicator.Configuration(
             remoteURL: url, remoteUUID: "load-gateway", direction: .pushAndPull, continuous: true,
             heartbeat: heartbeat, batchSize: 200)

@@ -12,4 +12,15 @@ static inline void CMalloc_releaseFreeMemory(void) {
     malloc_trim(0);
 #endif
 }
+
+/* Bytes the program has allocated and not yet freed, across every arena (glibc's mallinfo2, since 2.33); -1 where
+   the C library cannot tell. Beside the resident size it separates live memory from what the allocator keeps. */
+static inline long long CMalloc_bytesInUse(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
+    return (long long)(info.uordblks + info.hblkhd);
+#else
+    return -1;
+#endif
+}
 #endif

@@ -50,6 +50,9 @@ struct MetricsController: Sendable {
         if let resident = ProcessFigures.residentMemory() {
             metrics.set("edgegateway_process_resident_memory_bytes", [], resident)
         }
+        if let heap = ProcessFigures.heapInUse() {
+            metrics.set("edgegateway_process_heap_in_use_bytes", [], heap)
+        }
         if let descriptors = ProcessFigures.openFileDescriptors() {
             metrics.set("edgegateway_process_open_fds", [], descriptors)
         }

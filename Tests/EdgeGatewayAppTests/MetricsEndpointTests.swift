@@ -114,6 +114,8 @@ struct MetricsEndpointTests {
                 #expect(after.value("edgegateway_build_info", ["version": EdgeGatewayVersion.current]) == 1)
                 #expect((after.value("edgegateway_process_open_fds") ?? 0) > 0)
                 #expect((after.value("edgegateway_process_resident_memory_bytes") ?? 0) > 1_000_000)
+                let heap = try #require(after.value("edgegateway_process_heap_in_use_bytes"))
+                #expect(heap > 100_000)
                 #expect((after.value("edgegateway_process_start_time_seconds") ?? 0) > 1_600_000_000)
                 #expect(after.allSatisfy { $0.name.hasPrefix("edgegateway_") })
             }

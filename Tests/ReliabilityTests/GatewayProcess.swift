@@ -159,13 +159,30 @@ struct GatewayProcess {
         var threads = 0
         /// How many threads bear each name, so that a growing count says whose threads they are.
         var threadNames: [String: Int] = [:]
+        /// What the gateway's heap holds live (its `edgegateway_process_heap_in_use_bytes`), set by
+        /// `usageWithHeap()`: the part of the anonymous memory that a leak grows and the allocator's keeping does not.
+        var heapInUseKiB: Int?
 
         var description: String {
             let names = threadNames.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+            let heap = heapInUseKiB.map { ", heap in use \($0) KiB" } ?? ""
             return "RSS \(residentKiB / 1024) MiB (anonymous \(anonymousKiB / 1024), files \(fileKiB / 1024), "
-                + "shared \(sharedKiB / 1024); peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, "
+                + "shared \(sharedKiB / 1024); peak \(peakResidentKiB / 1024) MiB\(heap)), \(fileDescriptors) fds, "
                 + "\(threads) threads (\(names))"
         }
+    }
+
+    /// `usage()`, then the gateway's heap in use from its metrics (read after /proc, so that the scrape's own
+    /// allocations are not in the resident size).
+    func usageWithHeap() async throws -> Usage {
+        var usage = usage()
+        let line = try await metrics().split(separator: "\n").first {
+            $0.hasPrefix("edgegateway_process_heap_in_use_bytes ")
+        }
+        usage.heapInUseKiB = line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map {
+            Int($0) / 1024
+        }
+        return usage
     }
 
     func usage() -> Usage {

@@ -158,13 +158,16 @@ struct LoadTests {
                 rounds += 1
                 try await cycle(rounds)
                 try await Self.settle()
-                samples.append(gateway.usage())
+                samples.append(try await gateway.usageWithHeap())
             }
             return samples
         }
         func summary(_ samples: [GatewayProcess.Usage]) -> String {
-            samples.map { "\($0.residentKiB / 1024)/\($0.anonymousKiB / 1024)/\($0.fileDescriptors)/\($0.threads)" }
-                .joined(separator: " ")
+            samples.map {
+                let heap = $0.heapInUseKiB.map { String(format: "%.1f", Double($0) / 1024) } ?? "?"
+                return "\($0.residentKiB / 1024)/\($0.anonymousKiB / 1024)/\(heap)/\($0.fileDescriptors)/\($0.threads)"
+            }
+            .joined(separator: " ")
         }
 
         // The first cycles warm the gateway up (database pages, allocator arenas, the runtime's worker threads).
@@ -185,7 +188,7 @@ struct LoadTests {
         let end = Self.median(endSamples)
         print("soak: right after each unsettled cycle, gateway RSS MiB/anonymous MiB/threads: \(busy.joined(separator: " "))")
         print(
-            "soak: settled samples, RSS MiB/anonymous MiB/fds/threads: at the start \(summary(startSamples)); "
+            "soak: settled samples, RSS MiB/anonymous MiB/heap in use MiB/fds/threads: at the start \(summary(startSamples)); "
                 + "at the end \(summary(endSamples))")
         func within5Percent(_ end: Int, _ start: Int) -> Bool { Double(end) <= Double(start) * 1.05 }
         let startFloor = Self.floor(startSamples).residentKiB

@@ -1,3 +1,4 @@
+import CMalloc
 import Foundation
 
 /// Figures of this process that Prometheus' process collectors report, read from Linux's /proc; nil where
@@ -24,6 +25,14 @@ enum ProcessFigures {
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = Double(fields[1]) else { return nil }
         return pages * Double(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Bytes allocated on the heap and not yet freed; nil where the C library cannot tell. The resident size less
+    /// this and the mapped files is what the allocator keeps of freed memory, so a leak shows here and
+    /// fragmentation does not.
+    static func heapInUse() -> Double? {
+        let bytes = CMalloc_bytesInUse()
+        return bytes < 0 ? nil : Double(bytes)
     }
 
     /// Open file descriptors, sockets included.

@@ -53,6 +53,7 @@ struct MetricsController: Sendable {
         if let heap = ProcessFigures.heapInUse() {
             metrics.set("edgegateway_process_heap_in_use_bytes", [], heap)
         }
+        metrics.set("edgegateway_store_sqlite_memory_bytes", [], Double(SQLiteMemory.bytesInUse))
         if let descriptors = ProcessFigures.openFileDescriptors() {
             metrics.set("edgegateway_process_open_fds", [], descriptors)
         }

@@ -116,6 +116,8 @@ struct MetricsEndpointTests {
                 #expect((after.value("edgegateway_process_resident_memory_bytes") ?? 0) > 1_000_000)
                 let heap = try #require(after.value("edgegateway_process_heap_in_use_bytes"))
                 #expect(heap > 100_000)
+                let sqlite = try #require(after.value("edgegateway_store_sqlite_memory_bytes"))
+                #expect(sqlite > 10_000 && sqlite < heap)
                 #expect((after.value("edgegateway_process_start_time_seconds") ?? 0) > 1_600_000_000)
                 #expect(after.allSatisfy { $0.name.hasPrefix("edgegateway_") })
             }

@@ -162,10 +162,13 @@ struct GatewayProcess {
         /// What the gateway's heap holds live (its `edgegateway_process_heap_in_use_bytes`), set by
         /// `usageWithHeap()`: the part of the anonymous memory that a leak grows and the allocator's keeping does not.
         var heapInUseKiB: Int?
+        /// What SQLite holds of that heap (its `edgegateway_store_sqlite_memory_bytes`): page caches that fill as
+        /// the database grows.
+        var sqliteKiB: Int?
 
         var description: String {
             let names = threadNames.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
-            let heap = heapInUseKiB.map { ", heap in use \($0) KiB" } ?? ""
+            let heap = heapInUseKiB.map { ", heap in use \($0) KiB (SQLite \(sqliteKiB.map { "\($0)" } ?? "?"))" } ?? ""
             return "RSS \(residentKiB / 1024) MiB (anonymous \(anonymousKiB / 1024), files \(fileKiB / 1024), "
                 + "shared \(sharedKiB / 1024); peak \(peakResidentKiB / 1024) MiB\(heap)), \(fileDescriptors) fds, "
                 + "\(threads) threads (\(names))"
@@ -176,12 +179,13 @@ struct GatewayProcess {
     /// allocations are not in the resident size).
     func usageWithHeap() async throws -> Usage {
         var usage = usage()
-        let line = try await metrics().split(separator: "\n").first {
-            $0.hasPrefix("edgegateway_process_heap_in_use_bytes ")
+        let lines = try await metrics().split(separator: "\n")
+        func kibibytes(_ name: String) -> Int? {
+            lines.first { $0.hasPrefix(name + " ") }.flatMap { $0.split(separator: " ").last }
+                .flatMap { Double($0) }.map { Int($0) / 1024 }
         }
-        usage.heapInUseKiB = line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map {
-            Int($0) / 1024
-        }
+        usage.heapInUseKiB = kibibytes("edgegateway_process_heap_in_use_bytes")
+        usage.sqliteKiB = kibibytes("edgegateway_store_sqlite_memory_bytes")
         return usage
     }
 

@@ -179,14 +179,22 @@ struct GatewayProcess {
     /// allocations are not in the resident size).
     func usageWithHeap() async throws -> Usage {
         var usage = usage()
-        let lines = try await metrics().split(separator: "\n")
-        func kibibytes(_ name: String) -> Int? {
-            lines.first { $0.hasPrefix(name + " ") }.flatMap { $0.split(separator: " ").last }
-                .flatMap { Double($0) }.map { Int($0) / 1024 }
-        }
-        usage.heapInUseKiB = kibibytes("edgegateway_process_heap_in_use_bytes")
-        usage.sqliteKiB = kibibytes("edgegateway_store_sqlite_memory_bytes")
+        let metrics = try await metrics()
+        usage.heapInUseKiB = Self.sample(metrics, "edgegateway_process_heap_in_use_bytes").map { Int($0) / 1024 }
+        usage.sqliteKiB = Self.sample(metrics, "edgegateway_store_sqlite_memory_bytes").map { Int($0) / 1024 }
         return usage
+    }
+
+    /// The sum of `name`'s samples in Prometheus text whose labels include `labels`; `nil` when there is none.
+    static func sample(_ metrics: String, _ name: String, _ labels: [String: String] = [:]) -> Double? {
+        var total: Double?
+        for line in metrics.split(separator: "\n") where line.hasPrefix(name + "{") || line.hasPrefix(name + " ") {
+            guard labels.allSatisfy({ line.contains("\($0.key)=\"\($0.value)\"") }),
+                let value = line.split(separator: " ").last.flatMap({ Double($0) })
+            else { continue }
+            total = (total ?? 0) + value
+        }
+        return total
     }
 
     func usage() -> Usage {

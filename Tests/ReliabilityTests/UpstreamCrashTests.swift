@@ -138,14 +138,7 @@ struct UpstreamCrashTests {
 
     /// The sum of the samples of a Prometheus counter whose labels include `labels`.
     static func sample(_ metrics: String, _ name: String, _ labels: [String: String]) -> Int {
-        var total = 0.0
-        for line in metrics.split(separator: "\n") where line.hasPrefix(name + "{") {
-            guard labels.allSatisfy({ line.contains("\($0.key)=\"\($0.value)\"") }),
-                let value = line.split(separator: " ").last.flatMap({ Double($0) })
-            else { continue }
-            total += value
-        }
-        return Int(total)
+        Int(GatewayProcess.sample(metrics, name, labels) ?? 0)
     }
 
     /// What the hub counts of the edge's work, each way: revisions the edge offered to push (whether the hub then

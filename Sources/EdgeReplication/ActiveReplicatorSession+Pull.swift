@@ -218,24 +218,9 @@ extension ActiveReplicatorSession {
     }
 
     private nonisolated func store(_ request: RevRequest) async throws {
-        if let errorCode = request.errorCode {
-            logger.info("the upstream reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
-            return
-        }
-        let expanded = try await database.expandingDelta(of: request, in: collection)
-        let stored: (data: Data, blobs: [BlobReference])
-        do throws(ProtocolError) {
-            stored = try expanded.storedBody(refusingReserved: false)
-        } catch {
-            throw error.reply.blipError
-        }
-        let blobBytes = try await database.fetchMissingBlobs(
-            stored.blobs, docID: request.docID, collectionIndex: collectionIndex, from: connection,
-            countingFailuresIn: replicator.counters)
-        replicator.counters.countPulledBlob(bytes: blobBytes)
-        let revision = request.existingRevision(body: stored.data, noConflicts: false)
-        let outcome = try await storeCall(countingFailuresIn: replicator.counters) { try await inserter.insert(revision) }
-        switch outcome {
+        guard let received = try await receiver.receive(request, noConflicts: false) else { return }
+        replicator.counters.countPulledBlob(bytes: received.fetchedBlobBytes)
+        switch received.outcome {
         case .failed(let error):
             throw error.errorReply.blipError
         case .resolvedConflict(_, let resolvedRevID):

@@ -55,7 +55,7 @@ actor ActiveReplicatorSession {
     let logger: Logger
     /// Stores pulled revisions, resolving conflicts with the configured resolver; revisions that
     /// arrive together share a transaction.
-    let inserter: RevisionInserter
+    let receiver: RevisionReceiver
 
     var isStopping = false
     var pushIsIdle: Bool
@@ -95,8 +95,12 @@ actor ActiveReplicatorSession {
         self.configuration = configuration
         self.logger = logger
         let resolver = configuration.conflictResolver
-        inserter = RevisionInserter(
-            database: database, collection: collection, resolver: { resolver.resolve($0) }, receivedFrom: remote)
+        receiver = RevisionReceiver(
+            database: database, collection: collection, collectionIndex: collectionIndex,
+            inserter: RevisionInserter(
+                database: database, collection: collection, resolver: { resolver.resolve($0) }, receivedFrom: remote),
+            connection: connection, counters: replicator.counters, refusesReservedProperties: false,
+            acceptsDeltas: true, logger: logger)
         pushIsIdle = !configuration.direction.pushes
         pullIsIdle = !configuration.direction.pulls
     }

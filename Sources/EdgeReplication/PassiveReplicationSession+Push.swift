@@ -66,48 +66,23 @@ extension PassiveReplicationSession {
         return request.reply(with: ChangesReply(entries: entries, capabilities: receiverCapabilities(for: keyspace)))
     }
 
-    /// `rev`: expands a delta, fetches the blobs it lacks, stores the revision, and only then replies.
+    /// `rev`: stored through the keyspace's `RevisionReceiver`, and only then answered.
     ///
     /// Nonisolated, like everything it calls but the keyspace lookup: decoding and JSON work of
     /// concurrent `rev`s would otherwise queue on this actor, one core at a time.
     nonisolated func rev(_ request: BLIPMessage) async throws -> BLIPMessage {
         let decoded = try request.decode(RevRequest.self)
-        let (keyspace, inserter) = try await receivingKeyspace(for: decoded.collection)
-        if let errorCode = decoded.errorCode {
-            // The sender could not produce this revision; there is nothing to store.
-            logger.info("peer reported a failed revision", metadata: ["doc": "\(decoded.docID)", "error": "\(errorCode)"])
+        let receiver = try await revisionReceiver(for: decoded.collection)
+        guard let received = try await receiver.receive(decoded, noConflicts: decoded.noConflicts) else {
             counters.countMissingRevision()
             return request.reply()
         }
-        let stored = try await storedBody(of: decoded, in: keyspace)
-        let blobBytes = try await database.fetchMissingBlobs(
-            stored.blobs, docID: decoded.docID, collectionIndex: keyspace.index, from: connection,
-            countingFailuresIn: counters)
-        counters.countPushedBlob(bytes: blobBytes)
-        let revision = decoded.existingRevision(body: stored.data, noConflicts: decoded.noConflicts)
-        let outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
-        if case .failed(let error) = outcome {
+        counters.countPushedBlob(bytes: received.fetchedBlobBytes)
+        if case .failed(let error) = received.outcome {
             if case .conflict = error { counters.countConflict() } else { counters.countRejectedPush() }
             throw error.errorReply.blipError
         }
-        counters.countPushed(bytes: stored.data.count)
+        counters.countPushed(bytes: received.storedBytes)
         return request.reply()
-    }
-
-    /// The revision's body as it will be stored (`RevRequest.storedBody`), with the blobs it refers to: a
-    /// delta is applied to its stored base first (`HTTP/422` when that is impossible, so the sender resends the
-    /// full body), and reserved properties are refused.
-    private nonisolated func storedBody(
-        of request: RevRequest, in keyspace: Keyspace
-    ) async throws -> (data: Data, blobs: [BlobReference]) {
-        if request.deltaSource != nil, !configuration.deltaSync {
-            throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
-        }
-        let expanded = try await database.expandingDelta(of: request, in: keyspace.collection)
-        do throws(ProtocolError) {
-            return try expanded.storedBody(refusingReserved: true)
-        } catch {
-            throw error.reply.blipError
-        }
     }
 }

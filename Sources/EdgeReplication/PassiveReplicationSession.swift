@@ -63,10 +63,11 @@ public actor PassiveReplicationSession {
     public let counters: ReplicationCounters
     var mode = Mode.undecided
     var keyspaceStates: [Int: KeyspaceState] = [:]
-    /// Keyspaces that pushed revisions were addressed to, each with the inserter that stores them several per
-    /// transaction, by the `collection` index that addressed them (-1 in legacy mode). The mode never changes
-    /// once decided, so a pushed `rev` finds its keyspace here without a hop onto this actor.
-    let receivingKeyspaces = Mutex<[Int: (Keyspace, RevisionInserter)]>([:])
+    /// The receivers of pushed revisions, one per keyspace they were addressed to (each with the inserter that
+    /// stores them several per transaction), by the `collection` index that addressed them (-1 in legacy mode).
+    /// The mode never changes once decided, so a pushed `rev` finds its receiver here without a hop onto this
+    /// actor.
+    let revisionReceivers = Mutex<[Int: RevisionReceiver]>([:])
 
     public init(
         connection: BLIPConnection,
@@ -162,21 +163,23 @@ public actor PassiveReplicationSession {
         return isFirst
     }
 
-    /// The keyspace of a pushed `rev`, and the group-commit inserter of its revisions.
-    nonisolated func receivingKeyspace(for collectionIndex: Int?) async throws -> (Keyspace, RevisionInserter) {
-        if let resolved = receivingKeyspaces.withLock({ $0[collectionIndex ?? -1] }) { return resolved }
-        return try await resolveReceivingKeyspace(for: collectionIndex)
+    /// The receiver of pushed `rev`s addressed to `collectionIndex`.
+    nonisolated func revisionReceiver(for collectionIndex: Int?) async throws -> RevisionReceiver {
+        if let resolved = revisionReceivers.withLock({ $0[collectionIndex ?? -1] }) { return resolved }
+        return try await resolveRevisionReceiver(for: collectionIndex)
     }
 
-    /// Resolves the keyspace (fixing the connection's mode on its first message) and creates its inserter, on
+    /// Resolves the keyspace (fixing the connection's mode on its first message) and creates its receiver, on
     /// this actor, so that concurrent first `rev`s share one inserter.
-    private func resolveReceivingKeyspace(
-        for collectionIndex: Int?
-    ) throws(BLIPErrorReply) -> (Keyspace, RevisionInserter) {
+    private func resolveRevisionReceiver(for collectionIndex: Int?) throws(BLIPErrorReply) -> RevisionReceiver {
         let keyspace = try keyspace(for: collectionIndex)
-        return receivingKeyspaces.withLock { resolved in
+        return revisionReceivers.withLock { resolved in
             if let existing = resolved[collectionIndex ?? -1] { return existing }
-            let created = (keyspace, RevisionInserter(database: database, collection: keyspace.collection))
+            let created = RevisionReceiver(
+                database: database, collection: keyspace.collection, collectionIndex: keyspace.index,
+                inserter: RevisionInserter(database: database, collection: keyspace.collection),
+                connection: connection, counters: counters, refusesReservedProperties: true,
+                acceptsDeltas: configuration.deltaSync, logger: logger)
             resolved[collectionIndex ?? -1] = created
             return created
         }

@@ -1,0 +1,106 @@
+import BLIPCodec
+import BLIPConnection
+import EdgeStore
+import Foundation
+import Logging
+import ReplicationProtocol
+import SyncIdentifiers
+
+/// The one path from a received `rev` to its stored row, for both receivers: the listener storing what a
+/// client pushes and the active replicator storing what it pulls (spec §3.7, §3.9, §6). It expands a delta,
+/// builds the body as stored, fetches the blobs the store lacks from the sender, and inserts the revision
+/// through the keyspace's group-commit inserter. What each receiver counts and logs on top stays with it.
+struct RevisionReceiver: Sendable {
+    /// The stored outcome of one `rev`, for the caller's bookkeeping.
+    struct Received: Sendable {
+        var outcome: ExistingRevisionResult
+        /// The body as stored, in bytes.
+        var storedBytes: Int
+        /// The bytes of blobs fetched from the sender for it.
+        var fetchedBlobBytes: Int
+    }
+
+    let database: DocumentDatabase
+    let collection: CollectionName
+    /// The `collection` property of the `getAttachment`s this side sends; `nil` in legacy mode.
+    let collectionIndex: Int?
+    let inserter: RevisionInserter
+    /// The peer the revisions come from, which also serves their blobs.
+    let connection: BLIPConnection
+    let counters: ReplicationCounters
+    /// Whether bodies carrying reserved properties are refused (`DocumentBody.validatePushed`): a client's
+    /// pushes must not carry them; an upstream's revisions have them stripped, as LiteCore does.
+    let refusesReservedProperties: Bool
+    /// Whether the configuration lets this peer send deltas at all.
+    let acceptsDeltas: Bool
+    let logger: Logger
+
+    /// Stores `request`; `nil` when the sender reported that it could not produce the revision (its
+    /// `error` property), which leaves nothing to store. Store failures that reject the revision itself come
+    /// back as `.failed` so that the caller counts them; everything else throws the BLIP error to reply with.
+    func receive(_ request: RevRequest, noConflicts: Bool) async throws -> Received? {
+        if let errorCode = request.errorCode {
+            logger.info("the peer reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
+            return nil
+        }
+        if request.deltaSource != nil, !acceptsDeltas {
+            throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
+        }
+        let expanded = try await expandingDelta(of: request)
+        let stored: (data: Data, blobs: [BlobReference])
+        do throws(ProtocolError) {
+            stored = try expanded.storedBody(refusingReserved: refusesReservedProperties)
+        } catch {
+            throw error.reply.blipError
+        }
+        let fetchedBlobBytes = try await fetchMissingBlobs(stored.blobs, docID: request.docID)
+        let revision = request.existingRevision(body: stored.data, noConflicts: noConflicts)
+        let outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
+        return Received(outcome: outcome, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
+    }
+
+    /// The request with its whole JSON body: as it came, or with its delta (`deltaSrc`) applied to the stored
+    /// body of the base revision (spec §6). `HTTP/422` when the base or its body is not here, which tells the
+    /// sender to send the full body instead.
+    private func expandingDelta(of request: RevRequest) async throws -> RevRequest {
+        guard let deltaSource = request.deltaSource else { return request }
+        let base = try? await database.revision(request.docID, revID: deltaSource, in: collection)
+        guard let baseBody = base?.body, base?.deleted == false else {
+            throw ErrorReply.http(422, "the delta base \(deltaSource) of \(request.docID) is not available").blipError
+        }
+        var expanded = request
+        do throws(ProtocolError) {
+            expanded.body = try JSONDelta.apply(delta: request.body, to: Array(baseBody))
+        } catch {
+            throw error.reply.blipError
+        }
+        expanded.deltaSource = nil
+        return expanded
+    }
+
+    /// Fetches from the sender, with `getAttachment`, every blob of `references` that the store lacks (spec
+    /// §3.9), before the revision that needs them is stored; the blob store checks each digest before keeping
+    /// the bytes. Returns the bytes fetched.
+    private func fetchMissingBlobs(_ references: [BlobReference], docID: String) async throws -> Int {
+        var bytes = 0
+        var fetched: Set<BlobDigest> = []
+        for reference in references where fetched.insert(reference.digest).inserted {
+            if database.blobs.contains(reference.digest) { continue }
+            let request = GetAttachmentRequest(
+                digest: reference.digest, docID: docID, compress: reference.prefersCompression,
+                collection: collectionIndex)
+            let reply: BLIPMessage
+            do {
+                reply = try await connection.sendRequest(.request(request))
+            } catch let error as BLIPErrorReply {
+                counters.countError(.peerRefused)
+                throw ErrorReply.http(502, "getAttachment \(reference.digest) failed: \(error)").blipError
+            }
+            _ = try await storeCall(countingFailuresIn: counters) {
+                try database.blobs.write(Data(reply.body), expectedDigest: reference.digest)
+            }
+            bytes += reply.body.count
+        }
+        return bytes
+    }
+}

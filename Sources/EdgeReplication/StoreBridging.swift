@@ -5,24 +5,7 @@ import ReplicationProtocol
 extension StoreError {
     /// The `HTTP` error reply that reports this store failure to the peer.
     var errorReply: ErrorReply {
-        switch self {
-        case .conflict:
-            .http(409, description)
-        case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .blobDigestMismatch,
-            .invalidConflictResolution:
-            .http(400, description)
-        case .collectionNotFound, .documentNotFound, .revisionNotFound, .blobNotFound, .databaseNotFound:
-            .http(404, description)
-        case .localRevisionMismatch:
-            .http(409, description)
-        case .cancelled:
-            .http(503, description)
-        case .diskFull:
-            // Transient for Couchbase Lite (408, 429, 502, 503, 504): it retries once space may have been freed.
-            .http(503, description)
-        case .invalidDatabaseName, .blobWriterClosed, .corruptDatabase, .io, .sqlite:
-            .http(500, description)
-        }
+        .http(httpStatus, description)
     }
 }
 

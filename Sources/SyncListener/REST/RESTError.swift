@@ -68,38 +68,36 @@ extension RESTError {
     /// What a store failure means to a REST client. Failures that are the server's own are logged by the caller
     /// and reported without their details.
     init(storeError: StoreError) {
-        switch storeError {
-        case .invalidDocumentID(let docID, let reason):
-            self = .badRequest("invalid document ID '\(docID)': \(reason)")
-        case .invalidRevisionID(let error):
-            self = .badRequest(error.description)
-        case .invalidJSON(let reason):
-            self = .badRequest("the document body is not valid JSON: \(reason)")
-        case .invalidRevisionHistory(_, let reason):
-            self = .badRequest("invalid revision history: \(reason)")
-        case .conflict(_, let currentRevID):
-            self = .conflict(currentRevID == nil ? "Document revision conflict" : "Document update conflict")
-        case .localRevisionMismatch:
-            self = .conflict("Document update conflict")
-        case .documentNotFound, .revisionNotFound, .blobNotFound:
-            self = .notFound("missing")
-        case .collectionNotFound:
-            // The keyspace was checked against the listener's configuration before the store was asked: the
-            // collection is served but nothing was written to it yet.
-            self = .notFound("missing")
-        case .blobDigestMismatch(let expected, let actual):
-            self = .badRequest("blob digest mismatch: expected \(expected), got \(actual)")
-        case .invalidDatabaseName, .databaseNotFound:
-            self = .notFound("no such database")
-        case .invalidConflictResolution(_, let reason):
-            self = .badRequest(reason)
-        case .cancelled:
-            self = RESTError(status: .serviceUnavailable, error: "Service Unavailable", reason: "the request was cancelled")
-        case .diskFull:
-            // As the replication protocol answers it: a retry succeeds once space is freed.
-            self = RESTError(status: .serviceUnavailable, error: "Service Unavailable", reason: "disk full")
-        case .blobWriterClosed, .corruptDatabase, .io, .sqlite:
-            self = RESTError(status: .internalServerError, error: "Internal Server Error", reason: "storage failure")
+        let reason =
+            switch storeError {
+            case .invalidDocumentID(let docID, let reason): "invalid document ID '\(docID)': \(reason)"
+            case .invalidRevisionID(let error): error.description
+            case .invalidJSON(let reason): "the document body is not valid JSON: \(reason)"
+            case .invalidRevisionHistory(_, let reason): "invalid revision history: \(reason)"
+            case .conflict(_, let currentRevID):
+                currentRevID == nil ? "Document revision conflict" : "Document update conflict"
+            case .localRevisionMismatch: "Document update conflict"
+            // A missing collection was checked against the listener's configuration before the store was asked:
+            // it is served but nothing was written to it yet.
+            case .documentNotFound, .revisionNotFound, .blobNotFound, .collectionNotFound: "missing"
+            case .blobDigestMismatch(let expected, let actual):
+                "blob digest mismatch: expected \(expected), got \(actual)"
+            case .invalidDatabaseName, .databaseNotFound: "no such database"
+            case .invalidConflictResolution(_, let reason): reason
+            case .cancelled: "the request was cancelled"
+            case .diskFull: "disk full"
+            case .blobWriterClosed, .corruptDatabase, .io, .sqlite: "storage failure"
+            }
+        let status = HTTPResponse.Status(code: storeError.httpStatus)
+        self = RESTError(status: status, error: Self.errorName(for: status), reason: reason)
+    }
+
+    /// The `error` member Sync Gateway puts beside the reason for each status a store failure maps to.
+    private static func errorName(for status: HTTPResponse.Status) -> String {
+        switch status {
+        case .notFound: "not_found"
+        case .conflict: "conflict"
+        default: status.reasonPhrase
         }
     }
 }

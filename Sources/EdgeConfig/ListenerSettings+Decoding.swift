@@ -48,7 +48,7 @@ extension ListenerSettings {
             maxMessageSize: try table.byteCount("max_message_size", in: Self.messageSizeRange)
                 ?? Self.defaultMaxMessageSize,
             idleTimeout: try Self.decodeIdleTimeout(table),
-            heartbeat: try Self.decodeHeartbeat(table),
+            heartbeat: try table.heartbeat("heartbeat"),
             restAPI: restAPI,
             restMaxBodySize: try table.byteCount("rest_max_body_size", in: Self.restBodySizeRange)
                 ?? Self.defaultRESTMaxBodySize
@@ -62,40 +62,19 @@ extension ListenerSettings {
     /// Below 1 KiB not even a small document fits; above 1 GiB one request could hold that much memory.
     static let restBodySizeRange = 1024...(1 << 30)
 
-    /// Couchbase Lite's default heartbeat: a live client pings at least this often, so a shorter idle timeout
-    /// would drop healthy connections.
-    static let clientHeartbeat = Duration.seconds(300)
-
     private static func decodeIdleTimeout(_ table: SettingsTable) throws -> Duration? {
         let timeout = try table.durationOrOff("idle_timeout") ?? defaultIdleTimeout
         guard timeout != .zero else {
             return nil
         }
-        guard timeout > clientHeartbeat else {
+        // A live client pings at least once a heartbeat, so a shorter idle timeout would drop healthy connections.
+        guard timeout > couchbaseLiteHeartbeat else {
             throw table.error(
                 at: "idle_timeout",
-                "must be longer than Couchbase Lite's \(clientHeartbeat.configurationText) heartbeat, or \"off\"; got \(timeout.configurationText)"
+                "must be longer than Couchbase Lite's \(couchbaseLiteHeartbeat.configurationText) heartbeat, or \"off\"; got \(timeout.configurationText)"
             )
         }
         return timeout
-    }
-
-    /// Below a second, pings would be a noticeable share of a slow link's traffic and a congested moment
-    /// would drop healthy clients.
-    static let minimumHeartbeat = Duration.seconds(1)
-
-    private static func decodeHeartbeat(_ table: SettingsTable) throws -> Duration? {
-        let heartbeat = try table.durationOrOff("heartbeat") ?? defaultHeartbeat
-        guard heartbeat != .zero else {
-            return nil
-        }
-        guard heartbeat >= minimumHeartbeat else {
-            throw table.error(
-                at: "heartbeat",
-                "must be at least \(minimumHeartbeat.configurationText), or \"off\"; "
-                    + "got \(heartbeat.configurationText)")
-        }
-        return heartbeat
     }
 
     private static func decodeTLS(_ table: SettingsTable) throws -> ListenerTLS {

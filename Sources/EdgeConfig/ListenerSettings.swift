@@ -36,8 +36,6 @@ public struct ListenerSettings: Sendable, Equatable {
     public static let defaultMaxMessageSize = 64 << 20
     /// Three of Couchbase Lite's default 300 s heartbeats, so a live client is never taken for an idle one.
     public static let defaultIdleTimeout = Duration.seconds(15 * 60)
-    /// Couchbase Lite's own heartbeat: a vanished device is dropped within 10 minutes, before the idle timeout.
-    public static let defaultHeartbeat = Duration.seconds(300)
     /// The users file of an `auth = "basic"` listener without `users_file`, in the data directory: it holds
     /// state the gateway's own commands write, so it lives on the data volume, not beside read-only config.
     public static let defaultUsersFileName = "users.toml"
@@ -56,7 +54,7 @@ public struct ListenerSettings: Sendable, Equatable {
         serviceDiscovery: ServiceDiscoverySettings?,
         maxMessageSize: Int = ListenerSettings.defaultMaxMessageSize,
         idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout,
-        heartbeat: Duration? = ListenerSettings.defaultHeartbeat,
+        heartbeat: Duration? = couchbaseLiteHeartbeat,
         restAPI: RESTAPIAccess? = nil,
         restMaxBodySize: Int = ListenerSettings.defaultRESTMaxBodySize
     ) {

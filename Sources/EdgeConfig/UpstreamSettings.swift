@@ -20,8 +20,8 @@ public struct UpstreamSettings: Sendable, Equatable {
     public var authentication: UpstreamAuthentication
     /// How the server certificate is trusted; `nil` for `ws://` URLs.
     public var serverTrust: ServerTrust?
-    /// Interval of WebSocket pings.
-    public var heartbeat: Duration
+    /// Interval of WebSocket pings; `nil` (`heartbeat = "off"`) sends none.
+    public var heartbeat: Duration?
     /// Connection attempts before giving up on a transient error; 0 retries forever.
     public var maxAttempts: Int
     /// Upper bound of the exponential back-off between attempts.
@@ -50,7 +50,7 @@ public struct UpstreamSettings: Sendable, Equatable {
         channels: [String],
         authentication: UpstreamAuthentication,
         serverTrust: ServerTrust?,
-        heartbeat: Duration,
+        heartbeat: Duration?,
         maxAttempts: Int,
         maxAttemptWait: Duration,
         conflictResolver: ConflictResolver,

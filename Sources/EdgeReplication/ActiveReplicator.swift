@@ -76,8 +76,8 @@ public actor ActiveReplicator {
         /// For `wss://`: the server trust policy and our client certificate; the system roots with a hostname
         /// check when `nil`.
         public var tls: ClientTLSConfiguration?
-        /// Interval of WebSocket pings; a silent peer is dropped within two of them.
-        public var heartbeat: Duration
+        /// Interval of WebSocket pings; a silent peer is dropped within two of them. `nil` sends none.
+        public var heartbeat: Duration?
         /// Rows per `proposeChanges` and per `changes` batch asked of the upstream.
         public var batchSize: Int
         /// How often progress is saved as a checkpoint while replicating, so that a crash or a lost connection
@@ -100,7 +100,7 @@ public actor ActiveReplicator {
             continuous: Bool = false,
             authentication: Authentication = .none,
             tls: ClientTLSConfiguration? = nil,
-            heartbeat: Duration = .seconds(300),
+            heartbeat: Duration? = nil,
             batchSize: Int = 200,
             checkpointInterval: Duration = .seconds(5),
             conflictResolver: ConflictResolver = .default,

@@ -87,7 +87,7 @@ struct SecretFileTests {
 
     @Test func entryLeftOutForItsFileIsStillCheckedForEverythingElse() throws {
         let directory = try TemporaryDirectory()
-        let toml = upstreamTOML(passwordFile: "missing.password") + "\nheartbeat = \"0s\"\n"
+        let toml = upstreamTOML(passwordFile: "missing.password") + "\nheartbeat = \"500ms\"\n"
         let error = try #require(throws: ConfigurationError.self) {
             try ConfigurationLoader.parse(
                 toml: toml, source: "test.toml", environment: [:], baseDirectory: directory.path,

@@ -44,7 +44,7 @@ struct TestGateway {
         maxConnections: Int = 16,
         maxMessageSize: Int = ListenerSettings.defaultMaxMessageSize,
         idleTimeout: Duration? = ListenerSettings.defaultIdleTimeout,
-        heartbeat: Duration? = ListenerSettings.defaultHeartbeat,
+        heartbeat: Duration? = couchbaseLiteHeartbeat,
         port: Int = 0
     ) -> ListenerSettings {
         ListenerSettings(

@@ -113,7 +113,6 @@ let package = Package(
                 "CQREncode",
                 "CZlib",
                 "EdgeIdentity",
-                "NetworkInterfaces",
             ]
         ),
 
@@ -162,7 +161,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
         ),
 
@@ -264,6 +262,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -286,7 +285,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
@@ -343,13 +341,12 @@ let package = Package(
                 "UpstreamDialer",
                 "ReplicationProtocol",
                 "SyncIdentifiers",
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
@@ -374,6 +371,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -387,8 +385,6 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayApp",
                 "EdgeConfig",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -465,6 +461,26 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "SyncListenerTests",
+            dependencies: [
+                "SyncListener",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "WebSocketHeartbeatTests",
+            dependencies: [
+                "WebSocketHeartbeat",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "BLIPCodecTests",
             dependencies: ["EdgeGatewayTestSupport", "BLIPCodec", "HexEncoding"],
             resources: [.copy("Fixtures")]
@@ -474,6 +490,8 @@ let package = Package(
             dependencies: ["EdgeGatewayTestSupport", 
                 "BLIPConnection",
                 "BLIPCodec",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -524,6 +542,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -537,7 +557,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgePairingTests",
-            dependencies: ["EdgePairing", "EdgeIdentity", "EdgeGatewayTestSupport"]
+            dependencies: ["EdgePairing", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeStoreTests",
@@ -562,7 +582,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeConfigTests",
-            dependencies: ["EdgeGatewayTestSupport", "EdgeConfig", "EdgeCredentials"]
+            dependencies: ["EdgeGatewayTestSupport", "EdgeConfig", "EdgeCredentials", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "EdgeGatewayCLITests",
@@ -628,6 +648,8 @@ let package = Package(
                 "EdgeIdentity",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "EdgeConfig",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -11,7 +11,8 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
 
     private let timeout: TimeAmount
     private let logger: Logger
-    private var lastReceived = NIODeadline.now()
+    /// Read from the event loop's clock (`EventLoop.now`), so that tests can run it on a virtual one.
+    private var lastReceived = NIODeadline.uptimeNanoseconds(0)
     private var check: Scheduled<Void>?
     /// Set once the connection was upgraded: an idle close then starts with a WebSocket close frame
     /// (1001, going away), so the client learns why instead of seeing the connection drop.
@@ -29,7 +30,7 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        lastReceived = .now()
+        lastReceived = context.eventLoop.now
         scheduleCheck(context: context, at: lastReceived + timeout)
     }
 
@@ -39,7 +40,7 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        lastReceived = .now()
+        lastReceived = context.eventLoop.now
         context.fireChannelRead(data)
     }
 
@@ -54,7 +55,7 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
         check = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.check = nil
             let idleUntil = self.lastReceived + self.timeout
-            guard idleUntil <= .now() else {
+            guard idleUntil <= context.eventLoop.now else {
                 self.scheduleCheck(context: context, at: idleUntil)
                 return
             }

@@ -44,9 +44,10 @@ struct ListenerHeartbeatTests {
                 return (upgradedAt, ContinuousClock.now, received)
             }
             let upgraded = try #require(upgradedAt)
-            let open = closedAt - upgraded
-            // The first ping goes out after one heartbeat; unanswered when the second is due, the connection goes.
-            #expect(open >= Self.heartbeat && open < Self.heartbeat * 2 + .seconds(2), "closed after \(open)")
+            // The handler's own bounds (first ping after one heartbeat, closed when the second falls due) are
+            // checked on a virtual clock in WebSocketHeartbeatTests; here, only that the listener installs it.
+            // A timer never fires early, so the lower bound holds however loaded the machine is.
+            #expect(closedAt - upgraded >= Self.heartbeat, "closed after \(closedAt - upgraded)")
             #expect(received.first == 0x89, "the first frame the server sent was not a ping: \(received.prefix(4))")
             try await eventually("the slot to be released") { await gateway.listener.status().activeConnections == 0 }
         }

@@ -178,14 +178,15 @@ let package = Package(
         .target(
             name: "ReplicationProtocol",
             dependencies: [
-                "JSONByteScanning",
+                "SyncJSON",
                 "SyncIdentifiers",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
-        // Word-at-a-time skipping over plain JSON string bytes, shared by the protocol's and the store's scanners.
-        .target(name: "JSONByteScanning"),
+        // JSON for documents and the replication protocol: order-keeping values, strict parsing, compact
+        // serialisation, Fleece-style deltas, and the one body scan (validity, blob digests, plainness).
+        .target(name: "SyncJSON"),
 
         // One flush for the writes queued on an event loop together: replication sends many small messages.
         .target(
@@ -227,7 +228,7 @@ let package = Package(
         // active replicator that syncs with an upstream.
         .target(
             name: "EdgeReplication",
-            dependencies: [
+            dependencies: ["SyncJSON", 
                 "BLIPConnection",
                 "BurstQueue",
                 "BLIPCodec",
@@ -244,7 +245,7 @@ let package = Package(
         // The sync listener: HTTP/WebSocket upgrade at /<db>/_blipsync with TLS and client authentication.
         .target(
             name: "SyncListener",
-            dependencies: [
+            dependencies: ["SyncJSON", 
                 "EdgeReplication",
                 "FlushCoalescing",
                 "WebSocketHeartbeat",
@@ -280,7 +281,7 @@ let package = Package(
             name: "EdgeStore",
             dependencies: [
                 "HexEncoding",
-                "JSONByteScanning",
+                "SyncJSON",
                 "SyncIdentifiers",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -440,7 +441,7 @@ let package = Package(
         // A puller that behaves as Couchbase Lite 3.2.4's, for tests and the Benchmarks package (issue 17).
         .target(
             name: "LiteCoreShapedPuller",
-            dependencies: [
+            dependencies: ["SyncJSON", 
                 "BLIPCodec",
                 "BLIPConnection",
                 "EdgeStore",
@@ -500,7 +501,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicationProtocolTests",
-            dependencies: ["EdgeGatewayTestSupport", "ReplicationProtocol", "SyncIdentifiers"]
+            dependencies: ["SyncJSON", "EdgeGatewayTestSupport", "ReplicationProtocol", "SyncIdentifiers"]
         ),
         .testTarget(
             name: "HexEncodingTests",
@@ -511,8 +512,8 @@ let package = Package(
             dependencies: ["SyncIdentifiers"]
         ),
         .testTarget(
-            name: "JSONByteScanningTests",
-            dependencies: ["JSONByteScanning"]
+            name: "SyncJSONTests",
+            dependencies: ["SyncJSON", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "BurstQueueTests",
@@ -520,7 +521,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeReplicationTests",
-            dependencies: [
+            dependencies: ["SyncJSON", 
                 "EdgeReplication",
                 "CMalloc",
                 "UpstreamStandIns",

@@ -1,5 +1,6 @@
 import EdgeStore
 import ReplicationProtocol
+import SyncJSON
 
 extension ActiveReplicator {
     /// How many sequences the database has moved past the saved push checkpoint of its default collection: the

@@ -1,6 +1,7 @@
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 
 extension ActiveReplicator {
     /// How a pulled revision that conflicts with the local current revision is resolved. Whatever

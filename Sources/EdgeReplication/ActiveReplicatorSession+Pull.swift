@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 
 // Pulling: `subChanges`, then answering the upstream's `changes` and storing its `rev`s
 // (spec §3.4, §3.5, §3.7, §3.8).

@@ -3,6 +3,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 import UpstreamDialer
 
 // Pushing: local changes are proposed in batches, accepted ones sent as `rev`s (spec §3.6, §3.7).

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// One connection's worth of active replication: the push loop, the pull subscription and the
 /// handlers answering the upstream's requests (`changes`, `rev`, `norev`, `getAttachment`).

@@ -5,6 +5,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
+import SyncJSON
 
 /// The active replicator's checkpoint (spec §5): one body kept both in a local document and on the
 /// peer, under an ID derived from the local database, the upstream's identity and the filter.

@@ -3,6 +3,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 // The client pulls: `subChanges` starts a feed of `changes` batches, and every row the client
 // asks for goes out as a `rev` (spec §3.4, §3.5, §3.7, §3.8).

@@ -3,6 +3,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 // Sending one pulled revision (spec §3.7, §3.8, §6, §7.2).
 extension PassiveReplicationSession {

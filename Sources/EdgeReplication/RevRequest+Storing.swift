@@ -1,33 +1,43 @@
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 
 extension RevRequest {
-    /// The received body as it is stored, with the blobs it refers to. A plain body (`DocumentBody.isPlain`)
-    /// is stored as the bytes it came in, after one scan and without a JSON tree. Any other is parsed:
-    /// `_attachments` stand-ins are folded back into blob dicts and other top-level `_` properties dropped, as
-    /// LiteCore does, and it is serialised again only if that changed something. `refusingReserved` refuses the
-    /// properties a pushed body must not carry (`DocumentBody.validatePushed`).
-    func storedBody(refusingReserved: Bool) throws(ProtocolError) -> (data: Data, blobs: [BlobReference]) {
-        if DocumentBody.isPlain(body) {
-            return (Data(body), [])
+    /// A received body as the store keeps it.
+    struct StoredBody {
+        var data: Data
+        /// The blobs it refers to, to fetch before it is stored.
+        var blobs: [BlobReference]
+        /// The scan of `data`, when it is the body as received; the store then does not scan it again.
+        var scan: JSONBodyScan?
+    }
+
+    /// The received body as it is stored, with the blobs it refers to. A plain body (`JSONBodyScan.isPlain`)
+    /// is stored as the bytes it came in, after one scan that the store reuses, and without a JSON tree. Any
+    /// other is parsed: `_attachments` stand-ins are folded back into blob dicts and other top-level `_`
+    /// properties dropped, as LiteCore does, and it is serialised again only if that changed something.
+    /// `refusingReserved` refuses the properties a pushed body must not carry (`DocumentBody.validatePushed`).
+    func storedBody(refusingReserved: Bool) throws(ProtocolError) -> StoredBody {
+        if let scan = try? JSONBodyScan(scanning: body), scan.isPlain {
+            return StoredBody(data: Data(body), blobs: [], scan: scan)
         }
         let object = try bodyObject()
         if refusingReserved {
             try DocumentBody.validatePushed(object)
         }
         guard body.isEmpty || DocumentBody.hasSpecialProperties(object) else {
-            return (Data(body), try BlobReference.references(in: object))
+            return StoredBody(data: Data(body), blobs: try BlobReference.references(in: object))
         }
         let stored = DocumentBody.strippingSpecialProperties(try BlobReference.strippingStandIns(from: object))
-        return (stored.jsonData, try BlobReference.references(in: stored))
+        return StoredBody(data: stored.jsonData, blobs: try BlobReference.references(in: stored))
     }
 
-    /// This revision as the store inserts it, with `body` (from `storedBody`). Both receivers of `rev`s, the
-    /// listener and the puller, call this.
-    func existingRevision(body: Data, noConflicts: Bool) -> ExistingRevision {
+    /// This revision as the store inserts it, with its stored body. Both receivers of `rev`s, the listener and
+    /// the puller, call this (through `RevisionReceiver`).
+    func existingRevision(_ stored: StoredBody, noConflicts: Bool) -> ExistingRevision {
         ExistingRevision(
-            docID: docID, revID: revisionID, history: history.ancestors, deleted: deleted, body: body,
-            noConflicts: noConflicts)
+            docID: docID, revID: revisionID, history: history.ancestors, deleted: deleted, body: stored.data,
+            noConflicts: noConflicts, bodyScan: stored.scan)
     }
 }

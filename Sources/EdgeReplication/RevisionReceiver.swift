@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// The one path from a received `rev` to its stored row, for both receivers: the listener storing what a
 /// client pushes and the active replicator storing what it pulls (spec §3.7, §3.9, §6). It expands a delta,
@@ -47,14 +48,14 @@ struct RevisionReceiver: Sendable {
             throw ErrorReply.http(400, "Deltas are disabled for this peer").blipError
         }
         let expanded = try await expandingDelta(of: request)
-        let stored: (data: Data, blobs: [BlobReference])
+        let stored: RevRequest.StoredBody
         do throws(ProtocolError) {
             stored = try expanded.storedBody(refusingReserved: refusesReservedProperties)
         } catch {
             throw error.reply.blipError
         }
         let fetchedBlobBytes = try await fetchMissingBlobs(stored.blobs, docID: request.docID)
-        let revision = request.existingRevision(body: stored.data, noConflicts: noConflicts)
+        let revision = request.existingRevision(stored, noConflicts: noConflicts)
         let outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
         return Received(outcome: outcome, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
     }

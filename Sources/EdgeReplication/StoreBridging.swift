@@ -1,6 +1,7 @@
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 
 extension StoreError {
     /// The `HTTP` error reply that reports this store failure to the peer.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import SyncJSON
 
 extension DocumentDatabase {
     /// The current revision of a document, tombstone included; `nil` if the document does not exist.
@@ -169,7 +170,7 @@ extension DocumentDatabase {
             body = write.body
             parentRevID = write.parentRevID
             deleted = write.deleted
-            blobDigests = try JSONBodyScanner.blobDigests(in: write.body)
+            blobDigests = try JSONBodyScan(storing: write.body).blobDigests
             canonicalBody = try CanonicalJSON.encode(write.body)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import SyncJSON
 
 /// One document of an import: it becomes the document's current revision, or deletes it.
 public struct ImportedDocument: Sendable {
@@ -68,7 +69,7 @@ extension DocumentDatabase {
                     deleted: document.deleted, body: body)
                 if case .failure(let error) = Self.prepare(existing) { throw error }
             }
-            prepared.append((checked, try JSONBodyScanner.blobDigests(in: body), try CanonicalJSON.encode(body)))
+            prepared.append((checked, try JSONBodyScan(storing: body).blobDigests, try CanonicalJSON.encode(body)))
         }
         let batch = prepared
         return try await write { db in

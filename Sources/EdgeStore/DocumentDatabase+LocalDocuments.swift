@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import SyncJSON
 
 /// A non-replicated document, such as a peer's checkpoint.
 public struct LocalDocument: Sendable, Equatable {
@@ -37,7 +38,7 @@ extension DocumentDatabase {
         in collection: CollectionName = .default
     ) async throws -> String {
         try DocumentID.validateLocal(docID)
-        _ = try JSONBodyScanner.blobDigests(in: body)
+        _ = try JSONBodyScan(storing: body).blobDigests
         let expected = expectedRevID.flatMap { $0.isEmpty ? nil : $0 }
         return try await write(wakesChangeFeeds: false) { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import SyncJSON
 
 extension DocumentDatabase {
     /// Inserts revisions received from a peer, each with its history, in one transaction.
@@ -30,7 +31,11 @@ extension DocumentDatabase {
         do throws(StoreError) {
             try DocumentID.validate(revision.docID)
             try validateHistory(of: revision)
-            return .success((revision, try JSONBodyScanner.blobDigests(in: revision.body)))
+            // The receiver's scan of the body, when it made one, spares a second pass over it.
+            guard let scan = revision.bodyScan else {
+                return .success((revision, try JSONBodyScan(storing: revision.body).blobDigests))
+            }
+            return .success((revision, scan.blobDigests))
         } catch {
             return .failure(error)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import SyncJSON
 
 extension DocumentRevisionStorage {
     /// The body of the revision a resolution adds on top of the winning parent.
@@ -45,7 +46,7 @@ extension DocumentRevisionStorage {
                 throw StoreError.invalidRevisionHistory(docID: docID, reason: "generation limit reached")
             }
             let canonicalBody = try CanonicalJSON.encode(resolved.body)
-            let blobDigests = try JSONBodyScanner.blobDigests(in: resolved.body)
+            let blobDigests = try JSONBodyScan(storing: resolved.body).blobDigests
             resolvedRevID = RevisionID.minted(
                 parent: winningParent, deleted: resolved.deleted, canonicalBody: canonicalBody)
             let node = RevisionNode(

@@ -1,5 +1,6 @@
 import Foundation
 import SyncIdentifiers
+import SyncJSON
 
 /// A revision received from a peer, with its history, as a replicator inserts it.
 public struct ExistingRevision: Sendable {
@@ -12,10 +13,13 @@ public struct ExistingRevision: Sendable {
     public var body: Data
     /// Refuse the revision (`StoreError.conflict`) if it would create a branch (`noconflicts`).
     public var noConflicts: Bool
+    /// The scan of exactly `body`, when the receiver already made one: the store then takes its blob digests
+    /// instead of scanning the body a second time.
+    public var bodyScan: JSONBodyScan?
 
     public init(
         docID: String, revID: RevisionID, history: [RevisionID], deleted: Bool = false, body: Data,
-        noConflicts: Bool = false
+        noConflicts: Bool = false, bodyScan: JSONBodyScan? = nil
     ) {
         self.docID = docID
         self.revID = revID
@@ -23,6 +27,7 @@ public struct ExistingRevision: Sendable {
         self.deleted = deleted
         self.body = body
         self.noConflicts = noConflicts
+        self.bodyScan = bodyScan
     }
 }
 

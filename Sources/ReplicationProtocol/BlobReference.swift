@@ -1,5 +1,6 @@
 import Foundation
 import SyncIdentifiers
+import SyncJSON
 
 /// A blob a document body refers to (spec §7.1): a `{"@type":"blob", "digest":…}` dict anywhere in
 /// the body, or a legacy `_attachments` entry.

@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import SyncJSON
 
 /// The 4th item of a `changes` row (spec §3.5): CBMobile_3 writes an integer bit-mask, CBMobile_2
 /// and older code paths a JSON boolean (read as `deleted`).

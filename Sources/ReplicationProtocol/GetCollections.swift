@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import SyncJSON
 
 /// `getCollections` (spec §3.1): the first message of a collection-aware connection. Entry *i*
 /// pairs `checkpointIDs[i]` with `collections[i]`, and *i* becomes that collection's `collection`

@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import SyncJSON
 
 /// `norev` (spec §3.8): sent instead of `rev` when a requested revision can't be delivered, so the
 /// puller stops waiting for it and can advance its checkpoint past `sequence`.

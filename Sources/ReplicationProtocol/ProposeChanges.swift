@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import SyncJSON
 
 /// One `proposeChanges` row: `[docID, revID, remoteRevID?, bodySize?]` (spec §3.6).
 public struct ProposedChange: Sendable, Hashable {

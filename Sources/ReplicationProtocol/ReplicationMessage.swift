@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import SyncJSON
 
 /// A replication request or reply that decodes from, and encodes to, BLIP properties and a body.
 public protocol ReplicationMessage: Sendable {

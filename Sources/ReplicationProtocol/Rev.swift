@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import SyncJSON
 
 /// `rev` (spec §3.7): one revision, sent by the pusher after a positive `changes` or
 /// `proposeChanges` reply. The reply is empty once the revision is durably stored.

@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// One authenticated REST request on a served keyspace, with the helpers its controller needs.
 struct RESTCall: Sendable {

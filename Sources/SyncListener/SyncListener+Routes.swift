@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncJSON
 
 extension SyncListener {
     /// A refused replication request: the HTTP answer the client gets.

@@ -1,6 +1,7 @@
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 import Testing
 
 @testable import EdgeReplication

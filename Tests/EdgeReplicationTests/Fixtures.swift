@@ -2,6 +2,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// A rev-tree revision ID `<generation>-<40 hex digits>` whose digest repeats `digit`.
 func revision(_ generation: UInt32, _ digit: Character) -> RevisionID {

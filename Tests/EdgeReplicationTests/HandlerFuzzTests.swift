@@ -9,6 +9,7 @@ import Foundation
 import Logging
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 import Synchronization
 import Testing
 

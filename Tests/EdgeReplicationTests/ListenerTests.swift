@@ -6,6 +6,7 @@ import HummingbirdWSClient
 import Logging
 import NIOSSL
 import ReplicationProtocol
+import SyncJSON
 import SyncListener
 import Testing
 

@@ -4,6 +4,7 @@ import Foundation
 @testable import LiteCoreShapedPuller
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 import Testing
 
 @Suite("The LiteCore-shaped puller against the listener")

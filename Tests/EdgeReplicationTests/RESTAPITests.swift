@@ -4,6 +4,7 @@ import Foundation
 import ReplicationProtocol
 @testable import EdgeReplication
 import SyncIdentifiers
+import SyncJSON
 import Testing
 
 @Suite("The REST API on a sync listener")

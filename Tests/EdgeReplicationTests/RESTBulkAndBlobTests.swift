@@ -5,6 +5,7 @@ import ReplicationProtocol
 @testable import EdgeReplication
 @testable import SyncListener
 import SyncIdentifiers
+import SyncJSON
 import Testing
 
 @Suite("REST bulk routes")

@@ -1,5 +1,6 @@
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,6 +1,7 @@
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 import Testing
 
 @testable import EdgeReplication
@@ -9,7 +10,7 @@ import Testing
 struct RevRequestStoredBodyTests {
     private func storedBody(
         of text: String, refusingReserved: Bool = false
-    ) throws -> (data: Data, blobs: [BlobReference]) {
+    ) throws -> RevRequest.StoredBody {
         let request = RevRequest(docID: "doc", revisionID: try RevisionID("1-abcd"), body: Array(text.utf8))
         return try request.storedBody(refusingReserved: refusingReserved)
     }
@@ -20,12 +21,15 @@ struct RevRequestStoredBodyTests {
         let stored = try storedBody(of: text)
         #expect(String(decoding: stored.data, as: UTF8.self) == text)
         #expect(stored.blobs.isEmpty)
+        // The one scan of the body travels with it, so that the store does not scan it again.
+        #expect(stored.scan == (try JSONBodyScan(scanning: Array(stored.data))))
     }
 
     @Test("top-level _ properties are dropped and the body is serialised again")
     func specialPropertiesAreStripped() throws {
         let stored = try storedBody(of: #"{"name": "widget", "_revisions": {"start": 1}}"#)
         #expect(String(decoding: stored.data, as: UTF8.self) == #"{"name":"widget"}"#)
+        #expect(stored.scan == nil, "a scan of the bytes as received does not describe the body as stored")
     }
 
     @Test("a pushed body with a reserved property is refused")

@@ -2,6 +2,7 @@ import BLIPCodec
 import BLIPConnection
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 
 /// The peer-side checkpoint as LiteCore's `Checkpointer` keeps it: read once with `getCheckpoint` (`HTTP/404`
 /// for a first pull), then replaced with `setCheckpoint` carrying the revision the last reply gave (empty when

@@ -4,6 +4,7 @@ import EdgeStore
 import Foundation
 import Logging
 import ReplicationProtocol
+import SyncJSON
 import UpstreamDialer
 
 /// A puller that behaves as Couchbase Lite 3.2.4's does (LiteCore's `Puller`, `RevFinder` and `Inserter`), for

@@ -1,4 +1,5 @@
 import ReplicationProtocol
+import SyncJSON
 
 /// What the puller counted, with the peaks its limits must bound; tests assert on them.
 public struct PullerCounters: Sendable, Hashable {

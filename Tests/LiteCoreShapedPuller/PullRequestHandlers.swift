@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncJSON
 
 /// The puller's answers to the peer's `changes`, `rev` and `norev`, under `PullFlowControl`.
 struct PullRequestHandlers: Sendable {

@@ -1,6 +1,7 @@
 import EdgeStore
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// LiteCore's `Inserter`: received revisions are inserted in batches, one transaction each, when
 /// `insertionBatchSize` of them are waiting or `insertionDelay` after the first of a batch arrived, one batch at a

@@ -1,3 +1,4 @@
+import SyncJSON
 import Testing
 
 @testable import ReplicationProtocol
@@ -92,7 +93,7 @@ struct PlainBodyTests {
         #expect(!isPlain(#"{"\u0061":1,"a":2}"#))
         // Canonically equivalent keys, which Swift's String treats as the same key.
         #expect(!isPlain("{\"caf\u{E9}\":1,\"cafe\u{301}\":2}"))
-        let wide = (0...PlainBodyScanner.maximumKeysPerObject).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
+        let wide = (0...JSONBodyScan.maximumPlainObjectWidth).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
         #expect(!isPlain("{\(wide)}"))
         #expect(isPlainByFullParse(Array("{\(wide)}".utf8)))
     }

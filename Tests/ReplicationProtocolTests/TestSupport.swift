@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import SyncJSON
 import Testing
 
 @testable import ReplicationProtocol

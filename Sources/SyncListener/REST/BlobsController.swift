@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// `GET` and `PUT /{keyspace}/{docid}/{name}`: a document's attachment, streamed to and from the blob store.
 ///

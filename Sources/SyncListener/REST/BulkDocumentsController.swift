@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// Many documents per request: `_bulk_docs`, `_all_docs`, `_bulk_get`, `_revs_diff`.
 struct BulkDocumentsController: Sendable {

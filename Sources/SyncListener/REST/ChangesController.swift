@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncJSON
 
 /// `GET /{keyspace}/_changes`: `feed=normal|longpoll|continuous`. Longpoll and continuous feeds wait on the
 /// store's commit notifications (`ChangeFeed`), so a write wakes them at once and an idle feed costs nothing.

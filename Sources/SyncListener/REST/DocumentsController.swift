@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// `GET /{keyspace}`, and single documents: `GET`, `PUT`, `DELETE /{keyspace}/{docid}`, `POST /{keyspace}`.
 struct DocumentsController: Sendable {

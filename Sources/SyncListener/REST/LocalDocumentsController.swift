@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncJSON
 
 /// `GET|PUT|DELETE /{keyspace}/_local/{id}`: documents that never replicate, such as a tool's checkpoints.
 /// Their revisions are the `<n>-cc` counters the replication checkpoints use.

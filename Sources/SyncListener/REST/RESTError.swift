@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncJSON
 
 /// A REST request that failed: the status and the `{"error": …, "reason": …}` body Sync Gateway would answer.
 struct RESTError: Error, Sendable {

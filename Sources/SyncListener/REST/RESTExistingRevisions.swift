@@ -2,6 +2,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 
 /// `new_edits=false` writes (`_bulk_docs` and `PUT /{keyspace}/{docid}`): the client's own revision, stored
 /// with its history as a replicator stores a pulled one, so its revision ID survives a copy between databases.

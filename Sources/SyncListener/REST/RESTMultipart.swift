@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ReplicationProtocol
+import SyncJSON
 
 /// The two forms of the answers that hold several revisions, `_bulk_get` and `GET …?open_revs=`.
 ///

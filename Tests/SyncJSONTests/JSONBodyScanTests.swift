@@ -1,10 +1,13 @@
-import Foundation
 import Testing
 
-@testable import EdgeStore
+@testable import SyncJSON
 
-@Suite("JSON body scanner")
-struct JSONBodyScannerTests {
+@Suite("JSON body scan")
+struct JSONBodyScanTests {
+    private func digests(_ body: String) throws(JSONBodyError) -> Set<String> {
+        try JSONBodyScan(scanning: Array(body.utf8)).blobDigests
+    }
+
     @Test(
         "Valid JSON objects are accepted",
         arguments: [
@@ -12,7 +15,7 @@ struct JSONBodyScannerTests {
             #"{"esc":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00","utf8":"héllo 😀"}"#,
         ])
     func valid(body: String) throws {
-        #expect(try JSONBodyScanner.blobDigests(in: json(body)) == [])
+        #expect(try digests(body) == [])
     }
 
     @Test(
@@ -24,19 +27,18 @@ struct JSONBodyScannerTests {
             "{} x",
         ])
     func invalid(body: String) {
-        #expect(throws: StoreError.self) { try JSONBodyScanner.blobDigests(in: json(body)) }
+        #expect(throws: JSONBodyError.self) { try digests(body) }
     }
 
     @Test("Invalid UTF-8 and excessive nesting are rejected")
     func hostileInput() {
-        #expect(throws: StoreError.self) {
-            try JSONBodyScanner.blobDigests(
-                in: Data([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D]))
+        #expect(throws: JSONBodyError.self) {
+            try JSONBodyScan(scanning: [0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D])
         }
         let deep =
             #"{"a":"# + String(repeating: "[", count: 10_000)
             + String(repeating: "]", count: 10_000) + "}"
-        #expect(throws: StoreError.self) { try JSONBodyScanner.blobDigests(in: json(deep)) }
+        #expect(throws: JSONBodyError.self) { try digests(deep) }
     }
 
     @Test("Blob dictionaries anywhere and legacy _attachments entries are collected")
@@ -49,9 +51,20 @@ struct JSONBodyScannerTests {
              "typed":{"@type":"other","digest":"sha1-ignored-wrong-type"}}
             """#
         #expect(
-            try JSONBodyScanner.blobDigests(in: json(body)) == [
+            try digests(body) == [
                 "sha1-AAAAAAAAAAAAAAAAAAAAAAAAAAA=", "sha1-BBBBBBBBBBBBBBBBBBBBBBBBBBB=",
                 "sha1-CCCC/CCCCCCCCCCCCCCCCCCCCCC=",
             ])
+    }
+
+    @Test("a body with blobs, a top-level _ property or duplicate keys is valid but not plain")
+    func validButNotPlain() throws {
+        for body in [
+            #"{"photo":{"@type":"blob","digest":"sha1-AAAAAAAAAAAAAAAAAAAAAAAAAAA="}}"#, #"{"_id":"a"}"#,
+            #"{"a":1,"a":2}"#, #"{"s":"\ud800"}"#, #"{"\u0061":1}"#,
+        ] {
+            #expect(try !JSONBodyScan(scanning: Array(body.utf8)).isPlain, "\(body)")
+        }
+        #expect(try JSONBodyScan(scanning: Array(#"{"a":{"_b":[1,"x"]}}"#.utf8)).isPlain)
     }
 }

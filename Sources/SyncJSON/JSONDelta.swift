@@ -14,23 +14,16 @@ public enum JSONDelta {
 
     // MARK: Applying
 
-    /// Applies `delta` to `base`. Throws `ProtocolError.corruptDelta` when the delta doesn't fit the base.
-    public static func apply(delta: JSONValue, to base: JSONValue) throws(ProtocolError) -> JSONValue {
+    /// Applies `delta` to `base`. Throws `JSONDeltaError.corruptDelta` when the delta doesn't fit the base.
+    public static func apply(delta: JSONValue, to base: JSONValue) throws(JSONDeltaError) -> JSONValue {
         guard let result = try apply(delta, to: Optional(base), path: "") else {
             throw .corruptDelta("the delta deletes the whole value")
         }
         return result
     }
 
-    /// Applies a delta body to a base body, both compact JSON; returns the new body serialized.
-    public static func apply(delta: [UInt8], to base: [UInt8]) throws(ProtocolError) -> [UInt8] {
-        let deltaValue = try MessageBody.json(delta, context: "delta")
-        let baseValue = try MessageBody.json(base, context: "delta base")
-        return try apply(delta: deltaValue, to: baseValue).serialized
-    }
-
     /// `nil` result = deleted; `nil` base = the key is absent.
-    private static func apply(_ delta: JSONValue, to base: JSONValue?, path: String) throws(ProtocolError) -> JSONValue?
+    private static func apply(_ delta: JSONValue, to base: JSONValue?, path: String) throws(JSONDeltaError) -> JSONValue?
     {
         switch delta {
         case .null, .bool, .number, .string:
@@ -63,7 +56,7 @@ public enum JSONDelta {
         }
     }
 
-    private static func patch(_ object: JSONObject, with delta: JSONObject, path: String) throws(ProtocolError)
+    private static func patch(_ object: JSONObject, with delta: JSONObject, path: String) throws(JSONDeltaError)
         -> JSONObject
     {
         var result = object
@@ -73,7 +66,7 @@ public enum JSONDelta {
         return result
     }
 
-    private static func patch(_ array: [JSONValue], with delta: JSONObject, path: String) throws(ProtocolError)
+    private static func patch(_ array: [JSONValue], with delta: JSONObject, path: String) throws(JSONDeltaError)
         -> [JSONValue]
     {
         var result = array
@@ -102,13 +95,13 @@ public enum JSONDelta {
         return result
     }
 
-    private static func applyTextPatch(_ ops: String, to old: String, path: String) throws(ProtocolError) -> String {
+    private static func applyTextPatch(_ ops: String, to old: String, path: String) throws(JSONDeltaError) -> String {
         let source = Array(old.utf8)
         let patch = Array(ops.utf8)
         var output: [UInt8] = []
         var sourceIndex = 0
         var patchIndex = 0
-        func corrupt(_ reason: String) -> ProtocolError {
+        func corrupt(_ reason: String) -> JSONDeltaError {
             .corruptDelta("text patch at '\(path)': \(reason)")
         }
         while patchIndex < patch.count {
@@ -145,4 +138,9 @@ public enum JSONDelta {
         guard let result = String(validating: output, as: UTF8.self) else { throw corrupt("produces invalid UTF-8") }
         return result
     }
+}
+
+/// Why a delta cannot be applied to its base.
+public enum JSONDeltaError: Error, Sendable, Equatable {
+    case corruptDelta(String)
 }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ReplicationProtocol
+@testable import SyncJSON
 
 @Suite struct JSONValueTests {
     @Test(arguments: [

@@ -1,5 +1,3 @@
-import JSONByteScanning
-
 /// Why a byte sequence is not JSON, and where the parser noticed.
 public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Byte offset into the input.

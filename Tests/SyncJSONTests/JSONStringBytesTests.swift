@@ -1,4 +1,4 @@
-import JSONByteScanning
+import SyncJSON
 import Testing
 
 @Suite("Word-at-a-time scanning of JSON string bytes")

@@ -24,7 +24,7 @@ let settings = ListenerSettings(
 let listener = try SyncListener(
     settings: settings,
     environment: .init(
-        store: store, databases: [DatabaseSettings(name: "bench", collections: [DatabaseSettings.defaultCollection])],
+        store: store, databases: [DatabaseSettings(name: "bench", collections: [.default])],
         dataDirectory: directory.path, nodeName: "bench", serverVersion: "bench"),
     logger: logger)
 try await withThrowingTaskGroup(of: Void.self) { group in

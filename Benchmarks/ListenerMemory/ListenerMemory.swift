@@ -32,7 +32,7 @@ func serve(directory: String) async throws {
     let listener = try SyncListener(
         settings: settings,
         environment: .init(
-            store: store, databases: [DatabaseSettings(name: "db", collections: [DatabaseSettings.defaultCollection])],
+            store: store, databases: [DatabaseSettings(name: "db", collections: [.default])],
             dataDirectory: directory, nodeName: "memory", serverVersion: "bench"),
         logger: quietLogger)
     try await withThrowingTaskGroup(of: Void.self) { group in

@@ -47,7 +47,7 @@ func withListener(
     let listener = try SyncListener(
         settings: settings,
         environment: .init(
-            store: store, databases: [DatabaseSettings(name: databaseName, collections: [DatabaseSettings.defaultCollection])],
+            store: store, databases: [DatabaseSettings(name: databaseName, collections: [.default])],
             dataDirectory: directory.path, nodeName: "bench", serverVersion: "bench"),
         logger: quietLogger)
     try await withThrowingTaskGroup(of: Void.self) { group in

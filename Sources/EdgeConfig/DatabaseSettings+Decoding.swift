@@ -18,7 +18,7 @@ extension DatabaseSettings {
         }
         self.init(
             name: name,
-            collections: try table.collectionNames("collections") ?? [Self.defaultCollection],
+            collections: try table.collectionNames("collections") ?? [.default],
             maxRevisionTreeDepth: try table.integer("max_revision_tree_depth", in: 1...10_000)
                 ?? 20,
             deltaRetention: DeltaRetention(

@@ -1,19 +1,19 @@
+import SyncIdentifiers
+
 /// One `[[database]]` entry: a local document store that listeners serve and upstreams replicate.
 public struct DatabaseSettings: Sendable, Equatable {
     /// The name clients use in their URL (`wss://host:port/<name>`).
     public var name: String
-    /// Fully qualified `scope.collection` names; `_default._default` is the default collection.
-    public var collections: [String]
+    /// The collections it holds, validated when the configuration was read (written `scope.collection`).
+    public var collections: [CollectionName]
     /// How many revisions of a document's history are kept before older ones are pruned.
     public var maxRevisionTreeDepth: Int
     /// How long old revision bodies are kept so that deltas can be computed against them.
     public var deltaRetention: DeltaRetention
 
-    public static let defaultCollection = "_default._default"
-
     public init(
         name: String,
-        collections: [String] = [DatabaseSettings.defaultCollection],
+        collections: [CollectionName] = [.default],
         maxRevisionTreeDepth: Int = 20,
         deltaRetention: DeltaRetention = DeltaRetention()
     ) {

@@ -60,39 +60,38 @@ extension SettingsTable {
     ///
     /// Couchbase rules: 1–251 characters of letters, digits, `_`, `-`, `%`; not starting with `_`
     /// or `%` except `_default`; the `_default` collection exists only in the `_default` scope.
-    func collectionNames(_ key: String) throws -> [String]? {
+    func collectionNames(_ key: String) throws -> [CollectionName]? {
         guard let names = try uniqueStringArray(key) else {
             return nil
         }
         guard !names.isEmpty else {
             throw error(
                 at: key, "must list at least one collection",
-                allowed: [DatabaseSettings.defaultCollection])
+                allowed: [CollectionName.default.qualifiedName])
         }
+        var collections: [CollectionName] = []
         for (index, name) in names.enumerated() {
             // The configuration always writes the scope; the name rules are those of every other layer.
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-            let brokenRule: String?
+            let brokenRule: String
             if parts.count == 2 {
                 do throws(InvalidCollectionName) {
-                    _ = try CollectionName(scope: String(parts[0]), name: String(parts[1]))
-                    brokenRule = nil
+                    collections.append(try CollectionName(scope: String(parts[0]), name: String(parts[1])))
+                    continue
                 } catch {
                     brokenRule = error.reason.description
                 }
             } else {
                 brokenRule = "expected 'scope.collection'"
             }
-            if let brokenRule {
-                throw error(
-                    at: key,
-                    element: index,
-                    "\"\(name)\" is not a collection name (\(brokenRule)); write \"scope.collection\" using letters, "
-                        + "digits, '_', '-' and '%' (\"_default._default\" is the default collection)"
-                )
-            }
+            throw error(
+                at: key,
+                element: index,
+                "\"\(name)\" is not a collection name (\(brokenRule)); write \"scope.collection\" using letters, "
+                    + "digits, '_', '-' and '%' (\"_default._default\" is the default collection)"
+            )
         }
-        return names
+        return collections
     }
 
     static func isIPAddress(_ text: String) -> Bool {

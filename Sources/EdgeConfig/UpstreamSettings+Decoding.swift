@@ -1,6 +1,7 @@
-import PairingURI
 import Foundation
 import HexEncoding
+import PairingURI
+import SyncIdentifiers
 
 extension UpstreamSettings {
     static let keys = [
@@ -145,7 +146,7 @@ extension UpstreamSettings {
     }
 
     private static func decodeCollections(_ table: SettingsTable, database: DatabaseSettings) throws
-        -> [String]
+        -> [CollectionName]
     {
         guard let collections = try table.collectionNames("collections") else {
             return database.collections
@@ -155,8 +156,8 @@ extension UpstreamSettings {
             throw table.error(
                 at: "collections",
                 element: index,
-                "database \"\(database.name)\" has no collection \"\(collection)\"",
-                allowed: database.collections
+                "database \"\(database.name)\" has no collection \"\(collection.qualifiedName)\"",
+                allowed: database.collections.map(\.qualifiedName)
             )
         }
         return collections

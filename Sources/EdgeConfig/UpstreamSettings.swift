@@ -1,5 +1,6 @@
 import struct Foundation.URL
 import PairingURI
+import SyncIdentifiers
 
 /// One `[[upstream]]` entry: a replication this gateway drives as the active peer.
 public struct UpstreamSettings: Sendable, Equatable {
@@ -12,7 +13,7 @@ public struct UpstreamSettings: Sendable, Equatable {
     /// Keep running and follow changes, rather than stopping once caught up.
     public var continuous: Bool
     /// Collections replicated; a subset of the local database's collections.
-    public var collections: [String]
+    public var collections: [CollectionName]
     /// Replicate only these document IDs; empty means all documents.
     public var documentIDs: [String]
     /// Pull only these Sync Gateway channels; empty means all channels the user can see.
@@ -45,7 +46,7 @@ public struct UpstreamSettings: Sendable, Equatable {
         url: URL,
         direction: ReplicationDirection,
         continuous: Bool,
-        collections: [String],
+        collections: [CollectionName],
         documentIDs: [String],
         channels: [String],
         authentication: UpstreamAuthentication,

@@ -13,8 +13,8 @@ extension DocumentStore {
     /// gateway does at start-up; the CLI's offline commands use the same path so that they see the same data.
     public func openConfigured(_ settings: DatabaseSettings) async throws -> DocumentDatabase {
         let database = try database(named: settings.name, configuration: StoreConfiguration(settings: settings))
-        for name in settings.collections {
-            try await database.createCollection(try CollectionName(parsing: name))
+        for collection in settings.collections {
+            try await database.createCollection(collection)
         }
         return database
     }

@@ -125,7 +125,7 @@ struct ReplicateCommand: AsyncParsableCommand {
 
     private func replicatedCollections(of settings: DatabaseSettings) throws -> [CollectionName] {
         guard !collections.isEmpty else { return [.default] }
-        let configured = try settings.collections.map { try CollectionName(parsing: $0) }
+        let configured = settings.collections
         return try collections.map { text in
             let name: CollectionName
             do {
@@ -136,7 +136,7 @@ struct ReplicateCommand: AsyncParsableCommand {
             guard configured.contains(name) else {
                 throw ValidationError(
                     "--collection \(text) is not a collection of database '\(settings.name)' "
-                        + "(configured: \(settings.collections.joined(separator: ", ")))")
+                        + "(configured: \(configured.map(\.qualifiedName).joined(separator: ", ")))")
             }
             return name
         }

@@ -92,13 +92,7 @@ public struct SyncListener: Service {
             guard let database = environment.databases.first(where: { $0.name == name }) else {
                 throw SyncListenerError.unknownDatabase(listener: settings.name, database: name)
             }
-            collections[name] = try database.collections.map { text in
-                do {
-                    return try CollectionName(parsing: text)
-                } catch {
-                    throw SyncListenerError.invalidCollection(database: name, collection: text, reason: "\(error)")
-                }
-            }
+            collections[name] = database.collections
         }
         servedCollections = collections
         (servedIdentity, tlsConfiguration) = try Self.makeTLSConfiguration(

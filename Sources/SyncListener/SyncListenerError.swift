@@ -6,8 +6,6 @@ public enum SyncListenerError: Error, Sendable, Equatable, CustomStringConvertib
     case interfaceNotFound(String)
     /// A served database is not configured.
     case unknownDatabase(listener: String, database: String)
-    /// A configured collection name is malformed.
-    case invalidCollection(database: String, collection: String, reason: String)
     /// The TLS identity or trusted client roots could not be loaded.
     case tlsSetupFailed(listener: String, reason: String)
     /// The port could not be bound: another process listens on it, or it is privileged.
@@ -21,8 +19,6 @@ public enum SyncListenerError: Error, Sendable, Equatable, CustomStringConvertib
             "no network interface or IP address '\(interface)' to bind"
         case .unknownDatabase(let listener, let database):
             "listener '\(listener)' serves database '\(database)', which is not configured"
-        case .invalidCollection(let database, let collection, let reason):
-            "database '\(database)': invalid collection '\(collection)': \(reason)"
         case .tlsSetupFailed(let listener, let reason):
             "listener '\(listener)': TLS setup failed: \(reason)"
         case .portUnavailable(let listener, let address, let port, inUse: true):

@@ -37,7 +37,7 @@ struct UpstreamValidationTests {
         let settings = try #require(try parse(upstream("")).upstreams.first)
         #expect(settings.direction == .pushAndPull)
         #expect(settings.continuous)
-        #expect(settings.collections == ["_default._default"])
+        #expect(settings.collections == [.default])
         #expect(settings.authentication == .none)
         #expect(settings.serverTrust == .certificateAuthorities([]))
         #expect(settings.heartbeat == .seconds(300))

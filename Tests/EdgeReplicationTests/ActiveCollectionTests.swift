@@ -27,7 +27,7 @@ struct ActiveCollectionTests {
 
     @Test("push and pull move each collection's documents into the same collection; a second run resumes")
     func pushAndPullTwoCollections() async throws {
-        try await TestGateway.run(collections: ["_default", "store.orders"]) { gateway in
+        try await TestGateway.run(collections: [.default, try CollectionName(parsing: "store.orders")]) { gateway in
             try await LocalDatabase.run { local in
                 try await local.database.createCollection(Self.orders)
                 _ = try await local.database.save("order-1", body: Data(#"{"qty":1}"#.utf8), parentRevID: nil, in: Self.orders)
@@ -54,7 +54,7 @@ struct ActiveCollectionTests {
 
     @Test("a collection the upstream does not serve stops the replication with a clear error")
     func unservedCollection() async throws {
-        try await TestGateway.run(collections: ["_default"]) { gateway in
+        try await TestGateway.run(collections: [.default]) { gateway in
             try await LocalDatabase.run { local in
                 try await local.database.createCollection(Self.orders)
                 await #expect(throws: ActiveReplicatorError.collectionNotFound("store.orders")) {

@@ -11,7 +11,7 @@ struct CollectionTests {
     func namedCollection() async throws {
         let inventory = try CollectionName(scope: "store", name: "inventory")
         let archive = try CollectionName(scope: "store", name: "archive")
-        try await TestGateway.run(collections: ["store.inventory"]) { gateway in
+        try await TestGateway.run(collections: [try CollectionName(parsing: "store.inventory")]) { gateway in
             let checkpoint = json(#"{"time":1,"local":1}"#)
             try await ActivePeer.connect(port: gateway.port) { peer in
                 let reply = try await peer.send(

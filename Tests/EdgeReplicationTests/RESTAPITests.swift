@@ -12,7 +12,7 @@ struct RESTAPITests {
     /// A Basic-authenticated listener (REST read-write by default) and a client logged in as alice.
     static func withAuthenticatedGateway(
         adjusting adjust: (inout ListenerSettings) -> Void = { _ in },
-        collections: [String] = [DatabaseSettings.defaultCollection],
+        collections: [CollectionName] = [.default],
         _ body: @Sendable (TestGateway, RESTClient) async throws -> Void
     ) async throws {
         var settings = TestGateway.settings(authentication: ListenerTests.users)
@@ -176,7 +176,7 @@ struct RESTAPITests {
 
     @Test("keyspaces address named collections")
     func collections() async throws {
-        try await Self.withAuthenticatedGateway(collections: ["_default", "plant.sensors"]) { gateway, client in
+        try await Self.withAuthenticatedGateway(collections: [.default, try CollectionName(parsing: "plant.sensors")]) { gateway, client in
             #expect(try await client.send("PUT", "/db.plant.sensors/s1", json: ["t": 21]).status == 201)
             let sensors = try CollectionName(scope: "plant", name: "sensors")
             #expect(try await gateway.database.document("s1", in: sensors) != nil)

@@ -2,6 +2,7 @@ import EdgeConfig
 import EdgeStore
 import Foundation
 import Logging
+import SyncIdentifiers
 import SyncListener
 
 struct TimedOut: Error, CustomStringConvertible {
@@ -56,7 +57,7 @@ struct TestGateway {
     /// Runs `body` while a listener with `settings` serves a fresh store (or the one in `dataDirectory`).
     static func run(
         settings: ListenerSettings = settings(),
-        collections: [String] = [DatabaseSettings.defaultCollection],
+        collections: [CollectionName] = [.default],
         dataDirectory: URL? = nil,
         logger: Logger = testLogger,
         handshakeTimeout: Duration = SyncListener.Environment.defaultHandshakeTimeout,

@@ -23,7 +23,7 @@ final class StoreService: Service, HealthReporting {
                 metadata: [
                     "database": "\(settings.name)",
                     "path": "\(database.path)",
-                    "collections": "\(settings.collections.joined(separator: ","))",
+                    "collections": "\(settings.collections.map(\.qualifiedName).joined(separator: ","))",
                 ]
             )
         }

@@ -70,7 +70,7 @@ final class UpstreamService: Service, HealthReporting {
                 conflictResolver: ActiveReplicator.ConflictResolver(settings.conflictResolver),
                 documentIDs: settings.documentIDs,
                 channels: settings.channels,
-                collections: try settings.collections.map { try CollectionName(parsing: $0) }
+                collections: settings.collections
             ),
             logger: logger
         )

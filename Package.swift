@@ -242,10 +242,27 @@ let package = Package(
             ]
         ),
 
+        // The CouchDB-style document REST API (documents, changes, bulk routes, local documents, blobs), mounted by
+        // the sync listener on its port.
+        .target(
+            name: "DocumentRESTAPI",
+            dependencies: [
+                "EdgeStore",
+                "ReplicationProtocol",
+                "SyncIdentifiers",
+                "SyncJSON",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            // Its OpenAPI document, served at /_openapi.json.
+            resources: [.copy("Resources/openapi.json")]
+        ),
+
         // The sync listener: HTTP/WebSocket upgrade at /<db>/_blipsync with TLS and client authentication.
         .target(
             name: "SyncListener",
-            dependencies: ["SyncJSON", 
+            dependencies: ["DocumentRESTAPI", "SyncJSON", 
                 "EdgeReplication",
                 "FlushCoalescing",
                 "WebSocketHeartbeat",
@@ -272,8 +289,6 @@ let package = Package(
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            // The REST API's OpenAPI document, served at /_openapi.json.
-            resources: [.copy("Resources/openapi.json")]
         ),
 
         // Couchbase-style document store on SQLite: revision trees, changes, local docs, blobs.

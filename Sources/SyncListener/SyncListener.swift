@@ -70,9 +70,9 @@ public struct SyncListener: Service {
     /// The users accepted with `auth = "basic"`; nil for other kinds of authentication.
     public let users: ListenerUsers?
     let passwordVerifications: PasswordVerificationGate?
-    let servedCollections: [String: [CollectionName]]
+    package let servedCollections: [String: [CollectionName]]
     let state: ListenerState
-    let startTime = Date()
+    package let startTime = Date()
     let verifiedCredentials = VerifiedCredentialsCache()
     let logger: Logger
 

@@ -3,19 +3,19 @@ import Hummingbird
 import NIOCore
 
 /// `GET /_openapi.json`: the REST API's OpenAPI 3.1 description, kept in the repository as
-/// `Sources/SyncListener/Resources/openapi.json` and served as it is.
+/// `Sources/DocumentRESTAPI/Resources/openapi.json` and served as it is.
 struct OpenAPIController: Sendable {
-    let listener: SyncListener
+    let api: DocumentRESTAPI
 
     static let document: Data? = Bundle.module.url(forResource: "openapi", withExtension: "json")
         .flatMap { try? Data(contentsOf: $0) }
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("/_openapi.json") { request, _ in
-            do throws(SyncListener.Refusal) {
-                try await listener.authenticate(request.headers)
+            do throws(RESTError) {
+                try await api.host.authenticateREST(request.headers)
             } catch {
-                return RESTError(authenticationRefusal: error).response
+                return error.response
             }
             guard let document = Self.document else {
                 return RESTError(

@@ -13,18 +13,18 @@ import SyncJSON
 /// (`getAttachment` by digest). Reading finds the entry in `_attachments`, or a Couchbase Lite blob dictionary
 /// stored under the top-level property `name`, so blobs pushed by apps can be downloaded too.
 struct BlobsController: Sendable {
-    let listener: SyncListener
+    let api: DocumentRESTAPI
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("/{keyspace}/{docid}/{attachment}") { request, context in
-            await listener.rest(request, context, writes: false) { call in
+            await api.rest(request, context, writes: false) { call in
                 try await get(
                     call, docID: try DocumentsController.docID(context),
                     name: try DocumentsController.docID(context, parameter: "attachment"))
             }
         }
         router.put("/{keyspace}/{docid}/{attachment}") { request, context in
-            await listener.rest(request, context, writes: true) { call in
+            await api.rest(request, context, writes: true) { call in
                 try await put(
                     call, docID: try DocumentsController.docID(context),
                     name: try DocumentsController.docID(context, parameter: "attachment"))
@@ -111,7 +111,7 @@ struct BlobsController: Sendable {
         body[BlobReference.attachmentsKey] = .object(attachments)
         let saved = try await keyspace.database.save(
             docID, body: Data(JSONValue.object(body).serialized), parentRevID: parent, in: keyspace.collection)
-        return SyncListener.restJSON(
+        return DocumentRESTAPI.json(
             ["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)], status: .created,
             headers: [.eTag: "\"\(saved.revID)\""])
     }

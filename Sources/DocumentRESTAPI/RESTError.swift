@@ -6,11 +6,18 @@ import ReplicationProtocol
 import SyncJSON
 
 /// A REST request that failed: the status and the `{"error": …, "reason": …}` body Sync Gateway would answer.
-struct RESTError: Error, Sendable {
-    var status: HTTPResponse.Status
-    var error: String
-    var reason: String
-    var headers: HTTPFields = [:]
+package struct RESTError: Error, Sendable {
+    package var status: HTTPResponse.Status
+    package var error: String
+    package var reason: String
+    package var headers: HTTPFields = [:]
+
+    package init(status: HTTPResponse.Status, error: String, reason: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.error = error
+        self.reason = reason
+        self.headers = headers
+    }
 
     var response: Response {
         var headers = headers
@@ -31,7 +38,7 @@ struct RESTError: Error, Sendable {
         RESTError(status: .conflict, error: "conflict", reason: reason)
     }
 
-    static let loginRequired = RESTError(
+    package static let loginRequired = RESTError(
         status: .unauthorized, error: "Unauthorized", reason: "Login required",
         headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
 
@@ -49,20 +56,6 @@ struct RESTError: Error, Sendable {
     }
 
     var isServerFault: Bool { status.code >= 500 }
-}
-
-extension RESTError {
-    /// A refused login in Sync Gateway's error shape: 401 for missing or wrong credentials, the listener's own
-    /// status (503 with `Retry-After` when too many password checks are under way) otherwise.
-    init(authenticationRefusal refusal: SyncListener.Refusal) {
-        if refusal.status == .unauthorized {
-            self = .loginRequired
-        } else {
-            self = RESTError(
-                status: refusal.status, error: refusal.status.reasonPhrase, reason: refusal.message,
-                headers: refusal.headers)
-        }
-    }
 }
 
 extension RESTError {

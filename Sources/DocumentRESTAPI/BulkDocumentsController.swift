@@ -8,28 +8,28 @@ import SyncJSON
 
 /// Many documents per request: `_bulk_docs`, `_all_docs`, `_bulk_get`, `_revs_diff`.
 struct BulkDocumentsController: Sendable {
-    let listener: SyncListener
+    let api: DocumentRESTAPI
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.post("/{keyspace}/_bulk_docs") { request, context in
-            await listener.rest(request, context, writes: true) { call in try await bulkDocs(call) }
+            await api.rest(request, context, writes: true) { call in try await bulkDocs(call) }
         }
         router.get("/{keyspace}/_all_docs") { request, context in
-            await listener.rest(request, context, writes: false) { call in
+            await api.rest(request, context, writes: false) { call in
                 try await allDocs(call, keys: try call.queryJSON("keys").map(Self.keyList))
             }
         }
         router.post("/{keyspace}/_all_docs") { request, context in
-            await listener.rest(request, context, writes: false) { call in
+            await api.rest(request, context, writes: false) { call in
                 let body = try await call.jsonObjectBody()
                 return try await allDocs(call, keys: try body["keys"].map(Self.keyList))
             }
         }
         router.post("/{keyspace}/_bulk_get") { request, context in
-            await listener.rest(request, context, writes: false) { call in try await bulkGet(call) }
+            await api.rest(request, context, writes: false) { call in try await bulkGet(call) }
         }
         router.post("/{keyspace}/_revs_diff") { request, context in
-            await listener.rest(request, context, writes: false) { call in try await revsDiff(call) }
+            await api.rest(request, context, writes: false) { call in try await revsDiff(call) }
         }
     }
 
@@ -98,7 +98,7 @@ struct BulkDocumentsController: Sendable {
                 ])
             }
         }
-        return SyncListener.restJSON(.array(results), status: .created)
+        return DocumentRESTAPI.json(.array(results), status: .created)
     }
 
     /// `new_edits: false`: each document keeps its `_rev` and `_revisions` (`RESTExistingRevisions`). As Sync
@@ -139,7 +139,7 @@ struct BulkDocumentsController: Sendable {
             }
             results.append(.object(result))
         }
-        return SyncListener.restJSON(.array(results), status: .created)
+        return DocumentRESTAPI.json(.array(results), status: .created)
     }
 
     /// As Sync Gateway's `_all_docs` (rest/bulk_api.go `handleAllDocs`, db/query.go `QueryAllDocs` in
@@ -204,7 +204,7 @@ struct BulkDocumentsController: Sendable {
                 rows.append(.object(row))
             }
         }
-        return SyncListener.restJSON([
+        return DocumentRESTAPI.json([
             "rows": .array(rows), "total_rows": .integer(rows.count), "update_seq": .integer(Int(lastSequence)),
         ])
     }
@@ -290,7 +290,7 @@ struct BulkDocumentsController: Sendable {
                     }
                 return ["id": .string(request.docID), "docs": [entry]]
             }
-            return SyncListener.restJSON(["results": .array(results)])
+            return DocumentRESTAPI.json(["results": .array(results)])
         }
     }
 
@@ -321,7 +321,7 @@ struct BulkDocumentsController: Sendable {
             }
             answer[diff.docID] = .object(entry)
         }
-        return SyncListener.restJSON(.object(answer))
+        return DocumentRESTAPI.json(.object(answer))
     }
 }
 

@@ -8,21 +8,21 @@ import SyncJSON
 /// `GET|PUT|DELETE /{keyspace}/_local/{id}`: documents that never replicate, such as a tool's checkpoints.
 /// Their revisions are the `<n>-cc` counters the replication checkpoints use.
 struct LocalDocumentsController: Sendable {
-    let listener: SyncListener
+    let api: DocumentRESTAPI
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("/{keyspace}/_local/{localid}") { request, context in
-            await listener.rest(request, context, writes: false) { call in
+            await api.rest(request, context, writes: false) { call in
                 try await get(call, id: try DocumentsController.docID(context, parameter: "localid"))
             }
         }
         router.put("/{keyspace}/_local/{localid}") { request, context in
-            await listener.rest(request, context, writes: true) { call in
+            await api.rest(request, context, writes: true) { call in
                 try await put(call, id: try DocumentsController.docID(context, parameter: "localid"))
             }
         }
         router.delete("/{keyspace}/_local/{localid}") { request, context in
-            await listener.rest(request, context, writes: true) { call in
+            await api.rest(request, context, writes: true) { call in
                 try await delete(call, id: try DocumentsController.docID(context, parameter: "localid"))
             }
         }
@@ -37,7 +37,7 @@ struct LocalDocumentsController: Sendable {
         for (key, value) in body where object[key] == nil {
             object[key] = value
         }
-        return SyncListener.restJSON(.object(object))
+        return DocumentRESTAPI.json(.object(object))
     }
 
     private func put(_ call: RESTCall, id: String) async throws -> Response {
@@ -54,13 +54,13 @@ struct LocalDocumentsController: Sendable {
         object["_id"] = nil
         let rev = try await call.keyspace.database.putLocalDocument(
             id, body: Data(JSONValue.object(object).serialized), expectedRevID: expected, in: call.keyspace.collection)
-        return SyncListener.restJSON(
+        return DocumentRESTAPI.json(
             ["id": .string("_local/" + id), "ok": true, "rev": .string(rev)], status: .created)
     }
 
     private func delete(_ call: RESTCall, id: String) async throws -> Response {
         try await call.keyspace.database.deleteLocalDocument(
             id, expectedRevID: call.queryString("rev"), in: call.keyspace.collection)
-        return SyncListener.restJSON(["id": .string("_local/" + id), "ok": true])
+        return DocumentRESTAPI.json(["id": .string("_local/" + id), "ok": true])
     }
 }

@@ -8,27 +8,27 @@ import SyncJSON
 
 /// `GET /{keyspace}`, and single documents: `GET`, `PUT`, `DELETE /{keyspace}/{docid}`, `POST /{keyspace}`.
 struct DocumentsController: Sendable {
-    let listener: SyncListener
+    let api: DocumentRESTAPI
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("/{keyspace}") { request, context in
-            await listener.rest(request, context, writes: false) { call in try await keyspaceInfo(call) }
+            await api.rest(request, context, writes: false) { call in try await keyspaceInfo(call) }
         }
         router.post("/{keyspace}") { request, context in
-            await listener.rest(request, context, writes: true) { call in try await create(call) }
+            await api.rest(request, context, writes: true) { call in try await create(call) }
         }
         router.get("/{keyspace}/{docid}") { request, context in
-            await listener.rest(request, context, writes: false) { call in
+            await api.rest(request, context, writes: false) { call in
                 try await get(call, docID: try Self.docID(context))
             }
         }
         router.put("/{keyspace}/{docid}") { request, context in
-            await listener.rest(request, context, writes: true) { call in
+            await api.rest(request, context, writes: true) { call in
                 try await put(call, docID: try Self.docID(context))
             }
         }
         router.delete("/{keyspace}/{docid}") { request, context in
-            await listener.rest(request, context, writes: true) { call in
+            await api.rest(request, context, writes: true) { call in
                 try await delete(call, docID: try Self.docID(context))
             }
         }
@@ -49,15 +49,15 @@ struct DocumentsController: Sendable {
             "db_name": .string(keyspace.database.name),
             "doc_count": .integer(counts.documents),
             "update_seq": .integer(Int(counts.lastSequence)),
-            "instance_start_time": .integer(Int(listener.startTime.timeIntervalSince1970 * 1_000_000)),
+            "instance_start_time": .integer(Int(api.host.startTime.timeIntervalSince1970 * 1_000_000)),
             "state": "Online",
         ]
         if RESTKeyspace.parse(keyspace.text)?.collection == nil {
             info["update_seq"] = .integer(Int(try await keyspace.database.lastSequence()))
-            let served = listener.servedCollections[keyspace.database.name] ?? []
+            let served = api.host.servedCollections[keyspace.database.name] ?? []
             info["collections"] = .array(served.map { .string($0.description) })
         }
-        return SyncListener.restJSON(.object(info))
+        return DocumentRESTAPI.json(.object(info))
     }
 
     private func get(_ call: RESTCall, docID: String) async throws -> Response {
@@ -89,7 +89,7 @@ struct DocumentsController: Sendable {
             object["_revisions"] = try await RESTDocuments.revisionsValue(
                 keyspace, docID: docID, revID: revision.revID)
         }
-        return SyncListener.restJSON(.object(object), headers: [.eTag: "\"\(revision.revID)\""])
+        return DocumentRESTAPI.json(.object(object), headers: [.eTag: "\"\(revision.revID)\""])
     }
 
     /// `?open_revs=all` or `?open_revs=["1-a",…]`: every requested leaf, as a JSON array of `{"ok": doc}` or
@@ -130,7 +130,7 @@ struct DocumentsController: Sendable {
         case .multipartMixed:
             return RESTMultipart.response(parts)
         case .json:
-            return SyncListener.restJSON(.array(parts.map { $0.isError ? $0.body : ["ok": $0.body] }))
+            return DocumentRESTAPI.json(.array(parts.map { $0.isError ? $0.body : ["ok": $0.body] }))
         }
     }
 
@@ -141,7 +141,7 @@ struct DocumentsController: Sendable {
         }
         let parent = try RESTRevisions.expectedRevision(call, body: object)
         let saved = try await RESTDocuments.write(object, docID: docID, parent: parent, in: call.keyspace)
-        return SyncListener.restJSON(
+        return DocumentRESTAPI.json(
             ["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)], status: .created,
             headers: [.eTag: "\"\(saved.revID)\""])
     }
@@ -153,7 +153,7 @@ struct DocumentsController: Sendable {
         }
         let revision = try RESTExistingRevisions.revision(object, docID: docID)
         let revID = try await RESTExistingRevisions.store([(docID, .success(revision))], in: call.keyspace)[0].get()
-        return SyncListener.restJSON(
+        return DocumentRESTAPI.json(
             ["id": .string(docID), "ok": true, "rev": .string(revID.description)], status: .created,
             headers: [.eTag: "\"\(revID)\""])
     }
@@ -162,7 +162,7 @@ struct DocumentsController: Sendable {
         let object = try await call.jsonObjectBody()
         let docID = object["_id"]?.stringValue ?? RESTDocuments.generatedID()
         let saved = try await RESTDocuments.write(object, docID: docID, parent: nil, in: call.keyspace)
-        return SyncListener.restJSON(
+        return DocumentRESTAPI.json(
             ["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)],
             headers: [.eTag: "\"\(saved.revID)\""])
     }
@@ -172,7 +172,7 @@ struct DocumentsController: Sendable {
             throw RESTError.conflict("Document update conflict: a rev (query or If-Match) is required to delete")
         }
         let saved = try await call.keyspace.database.delete(docID, parentRevID: parent, in: call.keyspace.collection)
-        return SyncListener.restJSON(["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)])
+        return DocumentRESTAPI.json(["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)])
     }
 }
 

@@ -8,7 +8,7 @@ import SyncJSON
 /// `GET /{keyspace}/_changes`: `feed=normal|longpoll|continuous`. Longpoll and continuous feeds wait on the
 /// store's commit notifications (`ChangeFeed`), so a write wakes them at once and an idle feed costs nothing.
 struct ChangesController: Sendable {
-    let listener: SyncListener
+    let api: DocumentRESTAPI
 
     /// Sync Gateway's default longpoll and continuous timeout.
     static let defaultTimeout = Duration.milliseconds(300_000)
@@ -17,7 +17,7 @@ struct ChangesController: Sendable {
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("/{keyspace}/_changes") { request, context in
-            await listener.rest(request, context, writes: false) { call in try await changes(call) }
+            await api.rest(request, context, writes: false) { call in try await changes(call) }
         }
     }
 
@@ -98,7 +98,7 @@ struct ChangesController: Sendable {
                     lastSequence = change.sequence
                 }
             }
-            return SyncListener.restJSON(["results": .array(results), "last_seq": .integer(Int(lastSequence))])
+            return DocumentRESTAPI.json(["results": .array(results), "last_seq": .integer(Int(lastSequence))])
         case .continuous:
             let body = ResponseBody { writer in
                 try await Self.stream(changeFeed, parameters: parameters, keyspace: keyspace, to: &writer)

@@ -395,17 +395,6 @@ let package = Package(
             linkerSettings: releaseLinkerSettings
         ),
 
-        // Times `/metrics` scrapes of an in-process gateway holding 1,000 open connections (BENCHMARKS.md).
-        .executableTarget(
-            name: "MetricsScrapeBenchmark",
-            dependencies: [
-                "EdgeGatewayApp",
-                "EdgeConfig",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-
         // A child process that writes to the store until it is killed; kill-safety tests drive it.
         .executableTarget(
             name: "StoreCrashProbe",

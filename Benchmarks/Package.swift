@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.2.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         .executableTarget(
@@ -71,6 +72,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "GatewayChild"
+        ),
+        // Not a harness benchmark: times `/metrics` scrapes of an in-process gateway holding open connections.
+        // Run it directly (BENCHMARKS.md).
+        .executableTarget(
+            name: "MetricsScrapeBenchmark",
+            dependencies: [
+                .product(name: "EdgeGatewayApp", package: rootPackage),
+                .product(name: "EdgeConfig", package: rootPackage),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "MetricsScrapeBenchmark"
         ),
         // Not a harness benchmark: it measures another process's resident memory. Run it directly.
         .executableTarget(

@@ -1,6 +1,6 @@
 // Times `GET /metrics` on an in-process gateway whose listener holds open replication connections.
 //
-//     swift run -c release MetricsScrapeBenchmark [connections] [scrapes]
+//     cd Benchmarks && swift run -c release MetricsScrapeBenchmark [connections] [scrapes]
 //
 // Each connection is a completed WebSocket upgrade to /inventory/_blipsync with the replication subprotocol,
 // held open (idle) while the ops port is scraped; a scrape walks every listener's connection list, so its cost

@@ -228,7 +228,8 @@ let package = Package(
         // active replicator that syncs with an upstream.
         .target(
             name: "EdgeReplication",
-            dependencies: ["SyncJSON", 
+            dependencies: [
+                "SyncJSON",
                 "BLIPConnection",
                 "BurstQueue",
                 "BLIPCodec",
@@ -262,7 +263,9 @@ let package = Package(
         // The sync listener: HTTP/WebSocket upgrade at /<db>/_blipsync with TLS and client authentication.
         .target(
             name: "SyncListener",
-            dependencies: ["DocumentRESTAPI", "SyncJSON", 
+            dependencies: [
+                "DocumentRESTAPI",
+                "SyncJSON",
                 "EdgeReplication",
                 "FlushCoalescing",
                 "WebSocketHeartbeat",
@@ -425,6 +428,29 @@ let package = Package(
         // Helpers shared by several test targets: an independent QR reader and loopback ports.
         .target(
             name: "EdgeGatewayTestSupport",
+            dependencies: [
+                "EdgeReplication",
+                "UpstreamDialer",
+                "EdgeIdentity",
+                "EdgeCredentials",
+                "SyncListener",
+                "SyncJSON",
+                "SyncIdentifiers",
+                "ReplicationProtocol",
+                "EdgeStore",
+                "EdgeConfig",
+                "BLIPConnection",
+                "BLIPCodec",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             path: "Tests/TestSupport"
         ),
 
@@ -445,7 +471,8 @@ let package = Package(
         // A puller that behaves as Couchbase Lite 3.2.4's, for tests and the Benchmarks package (issue 17).
         .target(
             name: "LiteCoreShapedPuller",
-            dependencies: ["SyncJSON", 
+            dependencies: [
+                "SyncJSON",
                 "BLIPCodec",
                 "BLIPConnection",
                 "EdgeStore",
@@ -466,8 +493,21 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "SyncListenerTests",
+            name: "DocumentRESTAPITests",
             dependencies: [
+                "SyncListener",
+                "SyncJSON",
+                "SyncIdentifiers",
+                "ReplicationProtocol",
+                "EdgeStore",
+                "EdgeReplication",
+                "EdgeConfig",
+                "EdgeGatewayTestSupport",
+            ],
+        ),
+        .testTarget(
+            name: "SyncListenerTests",
+            dependencies: [.product(name: "X509", package: "swift-certificates"), "UpstreamDialer", "SyncJSON", "ReplicationProtocol", .product(name: "NIOWebSocket", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), "EdgeIdentity", "EdgeGatewayTestSupport", "EdgeCredentials", "EdgeConfig", .product(name: "Crypto", package: "swift-crypto"), "BLIPConnection", "BLIPCodec", 
                 "SyncListener",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -492,7 +532,8 @@ let package = Package(
         ),
         .testTarget(
             name: "BLIPConnectionTests",
-            dependencies: ["EdgeGatewayTestSupport", 
+            dependencies: [
+                "EdgeGatewayTestSupport",
                 "BLIPConnection",
                 "BLIPCodec",
                 .product(name: "Logging", package: "swift-log"),
@@ -525,14 +566,13 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeReplicationTests",
-            dependencies: ["SyncJSON", 
+            dependencies: [
+                "SyncJSON",
                 "EdgeReplication",
                 "CMalloc",
                 "UpstreamStandIns",
                 "UpstreamDialer",
                 "EdgeGatewayTestSupport",
-                "EdgeCredentials",
-                "SyncListener",
                 "EdgeStore",
                 "EdgeConfig",
                 "EdgeIdentity",
@@ -547,11 +587,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -587,7 +622,12 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeConfigTests",
-            dependencies: ["EdgeGatewayTestSupport", "EdgeConfig", "EdgeCredentials", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "EdgeGatewayTestSupport",
+                "EdgeConfig",
+                "EdgeCredentials",
+                .product(name: "Logging", package: "swift-log"),
+            ],
         ),
         .testTarget(
             name: "EdgeGatewayCLITests",

@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import ReplicationProtocol
@@ -15,7 +16,7 @@ struct RESTAPITests {
         collections: [CollectionName] = [.default],
         _ body: @Sendable (TestGateway, RESTClient) async throws -> Void
     ) async throws {
-        var settings = TestGateway.settings(authentication: ListenerTests.users)
+        var settings = TestGateway.settings(authentication: TestGateway.users)
         adjust(&settings)
         try await TestGateway.run(settings: settings, collections: collections) { gateway in
             try await body(gateway, RESTClient(port: gateway.port, credentials: "alice:s3cret"))

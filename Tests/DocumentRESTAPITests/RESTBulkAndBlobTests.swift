@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import ReplicationProtocol

@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import EdgeReplication
 import EdgeStore
@@ -75,7 +76,7 @@ struct FileReloadTests {
                 }
                 try await UpstreamTests.waitFor(.listener, in: client) { $0.status == .up }
                 #expect(try await pushDocuments(port: port, pinning: second.identity, documents: 1, prefix: "b").completed == 1)
-                let refusal = await Self.dialError {
+                let refusal = await dialError {
                     _ = try await pushDocuments(port: port, pinning: first.identity, documents: 1, prefix: "c")
                 }
                 guard case .serverCertificateRejected = refusal else {
@@ -190,19 +191,6 @@ struct FileReloadTests {
         }
         Issue.record("timed out waiting for \(what)")
         throw CancellationError()
-    }
-
-    static func dialError(_ body: () async throws -> Void) async -> UpstreamDialError? {
-        do {
-            try await body()
-            Issue.record("expected the push to fail")
-            return nil
-        } catch let error as UpstreamDialError {
-            return error
-        } catch {
-            Issue.record("expected an UpstreamDialError, got \(error)")
-            return nil
-        }
     }
 }
 

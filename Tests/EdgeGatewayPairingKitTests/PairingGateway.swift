@@ -22,15 +22,6 @@ struct TimedOut: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Polls `condition` every 20 ms for up to 30 s.
-func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-    for _ in 0..<1_500 {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    throw TimedOut(description: "timed out waiting for \(what)")
-}
-
 /// A gateway run in-process, as `serve` runs it: one self-signed TLS listener on loopback that checks Basic
 /// credentials, serving `inventory`. The listener keeps its port and identity across runs, so a certificate can
 /// be rotated between two of them.

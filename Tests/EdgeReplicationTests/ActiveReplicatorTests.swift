@@ -1,66 +1,10 @@
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import ReplicationProtocol
 @testable import EdgeReplication
 import SyncIdentifiers
 import Testing
-
-/// A local database in its own temporary directory, the active replicator's side.
-struct LocalDatabase {
-    let store: DocumentStore
-    let database: DocumentDatabase
-    let directory: URL
-
-    static func run(_ body: (LocalDatabase) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-active-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try DocumentStore(dataDirectory: directory)
-        let database = try await store.database(named: "local")
-        try await body(LocalDatabase(store: store, database: database, directory: directory))
-    }
-
-    /// Replicates once with the gateway and returns the replicator's final status.
-    @discardableResult
-    func replicate(
-        with gateway: TestGateway, _ direction: ActiveReplicator.Direction, host: String = "127.0.0.1",
-        remoteUUID: String = "upstream-1", adjusting adjust: (inout ActiveReplicator.Configuration) -> Void = { _ in }
-    ) async throws -> ActiveReplicator.Status {
-        let replicator = makeReplicator(with: gateway, direction, host: host, remoteUUID: remoteUUID, adjusting: adjust)
-        try await replicator.run()
-        return await replicator.status()
-    }
-
-    /// A replicator for the gateway's database, not started.
-    func makeReplicator(
-        with gateway: TestGateway, _ direction: ActiveReplicator.Direction, host: String = "127.0.0.1",
-        remoteUUID: String = "upstream-1", adjusting adjust: (inout ActiveReplicator.Configuration) -> Void = { _ in }
-    ) -> ActiveReplicator {
-        var configuration = ActiveReplicator.Configuration(
-            remoteURL: "ws://\(host):\(gateway.port)/\(TestGateway.databaseName)", remoteUUID: remoteUUID,
-            direction: direction)
-        adjust(&configuration)
-        return ActiveReplicator(database: database, configuration: configuration, logger: testLogger)
-    }
-}
-
-/// Saves `count` documents `<prefix>-<n>` and returns their revision IDs by document ID.
-@discardableResult
-func saveDocuments(_ count: Int, prefix: String, in database: DocumentDatabase) async throws -> [String: RevisionID] {
-    var revisions: [String: RevisionID] = [:]
-    for index in 0..<count {
-        let docID = "\(prefix)-\(index)"
-        revisions[docID] = try await database.save(docID, body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil).revID
-    }
-    return revisions
-}
-
-func currentRevisions(of docIDs: some Sequence<String>, in database: DocumentDatabase) async throws -> [String: RevisionID] {
-    var revisions: [String: RevisionID] = [:]
-    for docID in docIDs {
-        revisions[docID] = try await database.document(docID)?.revID
-    }
-    return revisions
-}
 
 @Suite("Active replicator against the project's own listener")
 struct ActiveReplicatorTests {

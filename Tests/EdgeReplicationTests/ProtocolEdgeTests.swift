@@ -1,4 +1,5 @@
 import BLIPCodec
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import ReplicationProtocol

@@ -1,4 +1,5 @@
 import BLIPCodec
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import HummingbirdWSClient
@@ -56,7 +57,7 @@ struct RecordedClientReplayTests {
     ) async throws -> [PushedRevision] {
         var pushed: [String: PushedRevision] = [:]
         for connection in connections {
-            let dialer = try ListenerUpgradeTests.dialer(port: gateway.port)
+            let dialer = try TestGateway.dialer(port: gateway.port)
             let revisions = try await withThrowingTaskGroup(of: [PushedRevision].self) { group in
                 group.addTask {
                     let box = PushedRevisionsBox()

@@ -1,5 +1,6 @@
 import BLIPCodec
 import BLIPConnection
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Hummingbird

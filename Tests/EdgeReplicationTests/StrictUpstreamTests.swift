@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import EdgeStore
 import Foundation
@@ -111,7 +112,7 @@ struct StrictUpstreamTests {
         let recorded = try Self.recordedRequestHeads()
         let withCredentials = try #require(recorded.first { $0.contains("\r\nAuthorization: ") })
         let withoutCredentials = try #require(recorded.first { !$0.contains("\r\nAuthorization: ") })
-        try await TestGateway.run(settings: TestGateway.settings(authentication: ListenerTests.users)) { gateway in
+        try await TestGateway.run(settings: TestGateway.settings(authentication: TestGateway.users)) { gateway in
             try await StrictUpgradeProxy.run(backendPort: gateway.port) { port, proxy in
                 try await LocalDatabase.run { local in
                     try await saveDocuments(2, prefix: "h", in: local.database)

@@ -46,18 +46,6 @@ struct UpstreamTransportTests {
             logger: testLogger)
     }
 
-    static func dialError(_ body: () async throws -> Void) async -> UpstreamDialError? {
-        do {
-            try await body()
-            return nil
-        } catch let error as UpstreamDialError {
-            return error
-        } catch {
-            Issue.record("expected an UpstreamDialError, got \(error)")
-            return nil
-        }
-    }
-
     @Test("self-signed-only accepts the listener's generated certificate and pushes")
     func selfSignedOnly() async throws {
         try await TestGateway.run(settings: TestGateway.settings(tls: .selfSigned)) { gateway in
@@ -76,7 +64,7 @@ struct UpstreamTransportTests {
 
             let wrongDigest = [UInt8](repeating: 0xAB, count: 32)
             let wrongPin = try ServerTrustPolicy.pinned(sha256: wrongDigest).clientTLSConfiguration()
-            let error = await Self.dialError { try await Self.push(to: gateway, tls: wrongPin) }
+            let error = await dialError { try await Self.push(to: gateway, tls: wrongPin) }
             guard case .serverCertificateRejected(.pinMismatch(let expected, let presented)) = error else {
                 Issue.record("expected a pin mismatch, got \(String(describing: error))")
                 return
@@ -93,8 +81,8 @@ struct UpstreamTransportTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.directoryPrefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let authority = try ClientCertificateTests.IssuedCertificate(commonName: "Site CA", issuer: nil)
-        let server = try ClientCertificateTests.IssuedCertificate(
+        let authority = try IssuedCertificate(commonName: "Site CA", issuer: nil)
+        let server = try IssuedCertificate(
             commonName: "gateway", issuer: authority, dnsNames: ["localhost"])
         let serverFiles = try server.writePEMFiles(in: directory, named: "server")
         let settings = TestGateway.settings(
@@ -104,13 +92,13 @@ struct UpstreamTransportTests {
                 .clientTLSConfiguration()
             #expect(try await Self.push(to: gateway, host: "localhost", tls: byCA).completed == 3)
 
-            let wrongName = await Self.dialError { try await Self.push(to: gateway, host: "127.0.0.1", tls: byCA) }
+            let wrongName = await dialError { try await Self.push(to: gateway, host: "127.0.0.1", tls: byCA) }
             guard case .serverCertificateRejected(.hostnameMismatch) = wrongName else {
                 Issue.record("expected a hostname mismatch, got \(String(describing: wrongName))")
                 return
             }
             let selfSignedOnly = try ServerTrustPolicy.selfSignedOnly.clientTLSConfiguration()
-            let notSelfSigned = await Self.dialError { try await Self.push(to: gateway, tls: selfSignedOnly) }
+            let notSelfSigned = await dialError { try await Self.push(to: gateway, tls: selfSignedOnly) }
             guard case .serverCertificateRejected(.notSelfSigned) = notSelfSigned else {
                 Issue.record("expected a refusal of a CA-signed certificate, got \(String(describing: notSelfSigned))")
                 return
@@ -120,11 +108,11 @@ struct UpstreamTransportTests {
 
     @Test("Basic credentials push; a wrong password stops for good")
     func basicAuthentication() async throws {
-        try await TestGateway.run(settings: TestGateway.settings(authentication: ListenerTests.users)) { gateway in
+        try await TestGateway.run(settings: TestGateway.settings(authentication: TestGateway.users)) { gateway in
             let status = try await Self.push(
                 to: gateway, scheme: "ws", authentication: .basic(user: "alice", password: "s3cret"), tls: nil)
             #expect(status.completed == 3)
-            let error = await Self.dialError {
+            let error = await dialError {
                 try await Self.push(to: gateway, scheme: "ws", authentication: .basic(user: "alice", password: "nope"), tls: nil)
             }
             // Our own listener's refusal, exactly as Couchbase Lite needs it to ask for credentials.
@@ -141,8 +129,8 @@ struct UpstreamTransportTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.directoryPrefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let authority = try ClientCertificateTests.IssuedCertificate(commonName: "Device CA", issuer: nil)
-        let client = try ClientCertificateTests.IssuedCertificate(commonName: "edge-02", issuer: authority)
+        let authority = try IssuedCertificate(commonName: "Device CA", issuer: nil)
+        let client = try IssuedCertificate(commonName: "edge-02", issuer: authority)
         let authorityPath = directory.appendingPathComponent("ca.pem").path
         try authority.certificate.serializeAsPEM().pemString.write(toFile: authorityPath, atomically: true, encoding: .utf8)
         let clientFiles = try client.writePEMFiles(in: directory, named: "client")
@@ -155,7 +143,7 @@ struct UpstreamTransportTests {
             #expect(try await Self.push(to: gateway, tls: withCertificate).completed == 3)
 
             let anonymous = try ServerTrustPolicy.selfSignedOnly.clientTLSConfiguration()
-            let error = await Self.dialError { try await Self.push(to: gateway, tls: anonymous) }
+            let error = await dialError { try await Self.push(to: gateway, tls: anonymous) }
             #expect(error != nil)
             #expect(error?.isTransient == false, "\(String(describing: error))")
         }
@@ -164,7 +152,7 @@ struct UpstreamTransportTests {
     @Test("a closed port is unreachable, and transient")
     func unreachable() async throws {
         let error = try await withClosedLoopbackPort { closedPort in
-            await Self.dialError {
+            await dialError {
                 try await LocalDatabase.run { local in
                     try await ActiveReplicator(
                         database: local.database,
@@ -216,7 +204,7 @@ struct UpstreamTransportTests {
     @Test("plain ws:// to a TLS listener fails the handshake instead of hanging")
     func plainToTLS() async throws {
         try await TestGateway.run(settings: TestGateway.settings(tls: .selfSigned)) { gateway in
-            let error = await Self.dialError { try await Self.push(to: gateway, scheme: "ws", tls: nil) }
+            let error = await dialError { try await Self.push(to: gateway, scheme: "ws", tls: nil) }
             #expect(error != nil)
         }
     }
@@ -228,7 +216,7 @@ struct UpstreamTransportTests {
                 let dialer = UpstreamDialer(
                     target: try UpstreamTarget(url: "ws://127.0.0.1:\(port)/db/_blipsync"),
                     options: .init(subprotocols: ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"]), logger: testLogger)
-                let error = await Self.dialError { try await dialer.run { _ in } }
+                let error = await dialError { try await dialer.run { _ in } }
                 #expect(error == .subprotocolRejected(offered: ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"], chosen: chosen))
                 #expect(error?.isTransient == false)
             }
@@ -246,7 +234,7 @@ struct UpstreamTransportTests {
                 let dialer = UpstreamDialer(
                     target: try UpstreamTarget(url: "ws://127.0.0.1:\(port)/db/_blipsync"),
                     options: .init(subprotocols: ["BLIP_3+CBMobile_3"]), logger: testLogger)
-                let error = await Self.dialError { try await dialer.run { _ in } }
+                let error = await dialError { try await dialer.run { _ in } }
                 guard case .upgradeRefused(_, let code, _, _, let body) = error else {
                     Issue.record("expected a refusal, got \(String(describing: error))")
                     return

@@ -77,7 +77,7 @@ struct AuthAndTLSTests {
     @Test("with auth on, no path of the listener reads or writes a document without valid credentials")
     func noDocumentsWithoutCredentials() async throws {
         let marker = "top-secret-\(UUID().uuidString)"
-        try await TestGateway.run(settings: TestGateway.settings(authentication: ListenerTests.users)) { gateway in
+        try await TestGateway.run(settings: TestGateway.settings(authentication: TestGateway.users)) { gateway in
             let database = try await gateway.database
             try await database.save("doc1", body: Data(#"{"secret":"\#(marker)"}"#.utf8), parentRevID: nil)
             let before = try await database.lastSequence()
@@ -163,7 +163,7 @@ struct AuthAndTLSTests {
         let wrongPassword = "guess-\(UUID().uuidString)"
         for tls in [ListenerTLS.off, .selfSigned] {
             try await TestGateway.run(
-                settings: TestGateway.settings(tls: tls, authentication: ListenerTests.users), dataDirectory: directory,
+                settings: TestGateway.settings(tls: tls, authentication: TestGateway.users), dataDirectory: directory,
                 logger: logs.logger(level: .trace)
             ) { gateway in
                 var configuration = TLSConfiguration.makeClientConfiguration()

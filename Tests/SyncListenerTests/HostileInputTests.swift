@@ -1,6 +1,7 @@
 import BLIPCodec
 import BLIPConnection
 import EdgeConfig
+import EdgeGatewayTestSupport
 import Foundation
 import ReplicationProtocol
 import SyncListener
@@ -262,7 +263,7 @@ struct HostileInputTests {
         let table = Table()
         for (cases, authentication) in [
             (Self.httpCases + Self.framingCases, ListenerAuthentication.none),
-            (Self.authenticationCases, ListenerTests.users),
+            (Self.authenticationCases, TestGateway.users),
             (Self.maskingAndFragmentationCases, ListenerAuthentication.none),
             (Self.upgradeWithBodyCases, ListenerAuthentication.none),
         ] {

@@ -1,4 +1,5 @@
 import Crypto
+import EdgeGatewayTestSupport
 import Foundation
 import NIOCore
 import NIOPosix

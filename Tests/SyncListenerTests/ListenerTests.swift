@@ -1,5 +1,6 @@
 import EdgeConfig
 import EdgeCredentials
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import Foundation
 import HummingbirdWSClient
@@ -16,18 +17,6 @@ import FoundationNetworking
 
 @Suite("The sync listener's HTTP side")
 struct ListenerTests {
-    /// A users file with alice (password "s3cret"), written once for every test that authenticates.
-    static let users: ListenerAuthentication = {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("edge-users-\(UUID().uuidString).toml").path
-        try! UsersFile.write(
-            [ListenerUser(
-                name: "alice",
-                passwordHash: try! PasswordHash.make(password: "s3cret", parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
-            )],
-            to: file)
-        return .basic(usersFile: file)
-    }()
-
     /// A plain GET with optional Basic credentials, returning status, headers and body.
     static func get(
         _ path: String, port: Int, credentials: String? = nil
@@ -43,7 +32,7 @@ struct ListenerTests {
 
     @Test("bad or missing Basic credentials get 401 with WWW-Authenticate; the right ones replicate")
     func basicAuthentication() async throws {
-        try await TestGateway.run(settings: TestGateway.settings(authentication: Self.users)) { gateway in
+        try await TestGateway.run(settings: TestGateway.settings(authentication: TestGateway.users)) { gateway in
             for credentials in [nil, "alice:wrong", "bob:s3cret", "garbage"] {
                 let response = try await Self.get("/db/_blipsync", port: gateway.port, credentials: credentials)
                 #expect(response.status == 401)

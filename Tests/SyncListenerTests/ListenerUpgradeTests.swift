@@ -1,6 +1,7 @@
 import BLIPCodec
 import BLIPConnection
 import EdgeConfig
+import EdgeGatewayTestSupport
 import Foundation
 import HummingbirdWSClient
 import ReplicationProtocol
@@ -13,23 +14,6 @@ import UpstreamDialer
 /// often than the connection limit allows.
 @Suite("The sync listener's WebSocket upgrade and limits")
 struct ListenerUpgradeTests {
-    /// A dialer for `/<database>/_blipsync` on the test listener, offering `subprotocols` like Couchbase Lite.
-    static func dialer(
-        port: Int, database: String = TestGateway.databaseName,
-        subprotocols: [String] = ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"],
-        credentials: (user: String, password: String)? = nil, heartbeat: Duration? = nil
-    ) throws -> UpstreamDialer {
-        var headers: [(name: String, value: String)] = []
-        if let credentials {
-            let token = Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
-            headers.append((name: "Authorization", value: "Basic \(token)"))
-        }
-        return UpstreamDialer(
-            target: try UpstreamTarget(url: "ws://127.0.0.1:\(port)/\(database)/_blipsync"),
-            options: .init(subprotocols: subprotocols, headers: headers, heartbeat: heartbeat),
-            logger: testLogger)
-    }
-
     /// The refusal a dial ends with, or `nil` (recorded as an issue) when it did not end with one.
     static func refusal(
         of dialer: UpstreamDialer, sourceLocation: SourceLocation = #_sourceLocation
@@ -47,14 +31,14 @@ struct ListenerUpgradeTests {
 
     @Test("wrong or missing Basic credentials: 401 with WWW-Authenticate, on the upgrade itself")
     func unauthorized() async throws {
-        try await TestGateway.run(settings: TestGateway.settings(authentication: ListenerTests.users)) { gateway in
+        try await TestGateway.run(settings: TestGateway.settings(authentication: TestGateway.users)) { gateway in
             for credentials in [nil, ("alice", "wrong"), ("bob", "s3cret")] as [(String, String)?] {
-                let refusal = await Self.refusal(of: try Self.dialer(port: gateway.port, credentials: credentials))
+                let refusal = await Self.refusal(of: try TestGateway.dialer(port: gateway.port, credentials: credentials))
                 #expect(refusal?.status == 401)
                 #expect(refusal?.wwwAuthenticate == #"Basic charset="UTF-8""#)
                 #expect(refusal?.body == "Login required")
             }
-            try await Self.dialer(port: gateway.port, credentials: ("alice", "s3cret")).run { session in
+            try await TestGateway.dialer(port: gateway.port, credentials: ("alice", "s3cret")).run { session in
                 #expect(session.subprotocol == "BLIP_3+CBMobile_3")
             }
         }
@@ -63,7 +47,7 @@ struct ListenerUpgradeTests {
     @Test("an unknown database: 404")
     func unknownDatabase() async throws {
         try await TestGateway.run { gateway in
-            let refusal = await Self.refusal(of: try Self.dialer(port: gateway.port, database: "nope"))
+            let refusal = await Self.refusal(of: try TestGateway.dialer(port: gateway.port, database: "nope"))
             #expect(refusal?.status == 404)
             #expect(refusal?.wwwAuthenticate == nil)
             #expect(refusal?.body == "no database 'nope' here")
@@ -74,7 +58,7 @@ struct ListenerUpgradeTests {
     func full() async throws {
         try await TestGateway.run(settings: TestGateway.settings(maxConnections: 1)) { gateway in
             try await ActivePeer.connect(port: gateway.port) { _ in
-                let error = await UpstreamTransportTests.dialError { try await Self.dialer(port: gateway.port).run { _ in } }
+                let error = await dialError { try await TestGateway.dialer(port: gateway.port).run { _ in } }
                 guard case .upgradeRefused(_, 503, _, nil, "Replication limit exceeded") = error else {
                     Issue.record("expected a 503 refusal, got \(String(describing: error))")
                     return
@@ -88,7 +72,7 @@ struct ListenerUpgradeTests {
     func noCommonSubprotocol() async throws {
         try await TestGateway.run { gateway in
             let refusal = await Self.refusal(
-                of: try Self.dialer(port: gateway.port, subprotocols: ["BLIP_3+CBMobile_9"]))
+                of: try TestGateway.dialer(port: gateway.port, subprotocols: ["BLIP_3+CBMobile_9"]))
             #expect(refusal?.status == 403)
             #expect(refusal?.body == ReplicationSubprotocol.mismatchMessage())
         }
@@ -111,7 +95,7 @@ struct ListenerUpgradeTests {
             let outcomes = DialOutcomes()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<attempts {
-                    let dialer = try Self.dialer(port: gateway.port)
+                    let dialer = try TestGateway.dialer(port: gateway.port)
                     group.addTask {
                         do {
                             try await dialer.run { _ in

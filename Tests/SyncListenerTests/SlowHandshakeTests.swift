@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeGatewayTestSupport
 import Foundation
 import NIOSSL
 import Synchronization
@@ -83,7 +84,7 @@ struct SlowHandshakeTests {
     @Test("the handshake deadline stops at the request head: upgrades waiting for a password check are answered")
     func waitingForVerificationIsNotCut() async throws {
         try await TestGateway.run(
-            settings: TestGateway.settings(authentication: ListenerTests.users), handshakeTimeout: .seconds(2),
+            settings: TestGateway.settings(authentication: TestGateway.users), handshakeTimeout: .seconds(2),
             passwordVerificationLimit: .init(concurrent: 1, waiting: 8)
         ) { gateway in
             let gate = try #require(gateway.listener.passwordVerifications)
@@ -113,7 +114,7 @@ struct SlowHandshakeTests {
     )
     func passwordFlood() async throws {
         try await TestGateway.run(
-            settings: TestGateway.settings(authentication: ListenerTests.users),
+            settings: TestGateway.settings(authentication: TestGateway.users),
             passwordVerificationLimit: .init(concurrent: 2, waiting: 4)
         ) { gateway in
             try await ActivePeer.connect(port: gateway.port, credentials: ("alice", "s3cret")) { bystander in

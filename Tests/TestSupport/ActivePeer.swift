@@ -10,13 +10,13 @@ import SyncIdentifiers
 
 /// A minimal active replicator for tests: it connects like Couchbase Lite and sends the requests
 /// the CBL 3.2.4 transcripts show, built from the codec and the connection.
-struct ActivePeer {
-    let connection: BLIPConnection
+package struct ActivePeer {
+    package let connection: BLIPConnection
 
-    static let subprotocolOffer = "BLIP_3+CBMobile_3,BLIP_3+CBMobile_2"
+    package static let subprotocolOffer = "BLIP_3+CBMobile_3,BLIP_3+CBMobile_2"
 
     /// Connects to `/<database>/_blipsync`, runs `body`, then closes normally.
-    static func connect(
+    package static func connect(
         port: Int,
         database: String = TestGateway.databaseName,
         tls: TLSConfiguration? = nil,
@@ -42,7 +42,7 @@ struct ActivePeer {
     }
 
     /// Runs a BLIP connection over an open WebSocket for the duration of `body`, then closes it.
-    static func run(
+    package static func run(
         subprotocol: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
         configure: (BLIPConnection) async -> Void = { _ in }, _ body: (ActivePeer) async throws -> Void
     ) async throws {
@@ -62,7 +62,7 @@ struct ActivePeer {
     }
 
     /// Sends a replication request and decodes its reply.
-    func send<Reply: ReplicationMessage>(
+    package func send<Reply: ReplicationMessage>(
         _ request: some ReplicationRequest, expecting: Reply.Type, isUrgent: Bool = false
     ) async throws -> Reply {
         let reply = try await connection.sendRequest(Self.message(request, isUrgent: isUrgent))
@@ -70,11 +70,11 @@ struct ActivePeer {
     }
 
     /// Sends a request whose reply is empty (`rev`, `subChanges`).
-    func send(_ request: some ReplicationRequest) async throws {
+    package func send(_ request: some ReplicationRequest) async throws {
         _ = try await connection.sendRequest(Self.message(request))
     }
 
-    static func message(_ request: some ReplicationRequest, isUrgent: Bool = false, isNoReply: Bool = false) -> BLIPMessage {
+    package static func message(_ request: some ReplicationRequest, isUrgent: Bool = false, isNoReply: Bool = false) -> BLIPMessage {
         let (properties, body) = request.encode()
         return BLIPMessage(
             kind: .request, properties: BLIPProperties(properties.pairs), body: body, isUrgent: isUrgent,
@@ -83,7 +83,7 @@ struct ActivePeer {
     }
 
     /// The error reply a request got, or `nil` if it succeeded.
-    func errorReply(for request: some ReplicationRequest) async throws -> BLIPErrorReply? {
+    package func errorReply(for request: some ReplicationRequest) async throws -> BLIPErrorReply? {
         do {
             _ = try await connection.sendRequest(Self.message(request))
             return nil
@@ -94,16 +94,18 @@ struct ActivePeer {
 }
 
 /// What a pulling peer received: `changes` batches, revisions and `norev`s.
-actor PullRecorder {
-    private(set) var changeRows: [ChangeRow] = []
-    private(set) var revisions: [RevRequest] = []
-    private(set) var noRevisions: [NoRevRequest] = []
-    private(set) var caughtUpCount = 0
-    private(set) var repliesSent = 0
-    /// Known ancestors to answer per document; absent documents get `[]` ("send it, I have nothing").
-    var knownAncestors: [String: [RevisionID]] = [:]
+package actor PullRecorder {
+    package init() {}
 
-    func setKnownAncestors(_ known: [String: [RevisionID]]) {
+    package private(set) var changeRows: [ChangeRow] = []
+    package private(set) var revisions: [RevRequest] = []
+    package private(set) var noRevisions: [NoRevRequest] = []
+    package private(set) var caughtUpCount = 0
+    package private(set) var repliesSent = 0
+    /// Known ancestors to answer per document; absent documents get `[]` ("send it, I have nothing").
+    package var knownAncestors: [String: [RevisionID]] = [:]
+
+    package func setKnownAncestors(_ known: [String: [RevisionID]]) {
         knownAncestors = known
     }
 
@@ -111,14 +113,14 @@ actor PullRecorder {
     /// `_attachments` stand-ins.
     private var announcesBlobs = true
 
-    func setAnnouncesBlobs(_ announces: Bool) {
+    package func setAnnouncesBlobs(_ announces: Bool) {
         announcesBlobs = announces
     }
 
     /// Runs once, when the first `changes` batch arrives and before it is answered.
     private var beforeFirstAnswer: (@Sendable () async throws -> Void)?
 
-    func setBeforeFirstAnswer(_ body: @escaping @Sendable () async throws -> Void) {
+    package func setBeforeFirstAnswer(_ body: @escaping @Sendable () async throws -> Void) {
         beforeFirstAnswer = body
     }
 
@@ -128,7 +130,7 @@ actor PullRecorder {
     }
 
     /// Registers `changes` and `rev` handlers that answer like a LiteCore puller.
-    func install(on connection: BLIPConnection) async {
+    package func install(on connection: BLIPConnection) async {
         await connection.setHandler(for: "changes") { request in
             let changes = try ChangesRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
             if !changes.isCaughtUp, let hook = await self.takeBeforeFirstAnswer() {
@@ -165,7 +167,7 @@ actor PullRecorder {
     }
 
     /// Whether exactly this many revisions and caught-up markers arrived.
-    func has(revisions: Int, caughtUp: Int? = nil) -> Bool {
+    package func has(revisions: Int, caughtUp: Int? = nil) -> Bool {
         self.revisions.count == revisions && (caughtUp.map { $0 == caughtUpCount } ?? true)
     }
 

@@ -6,7 +6,7 @@ import NIOTLS
 
 /// Completes a TLS handshake with `127.0.0.1:port` under `policy`, using EdgeIdentity's own
 /// verification callback, which `WebSocketClient` cannot take.
-func pinnedHandshake(port: Int, policy: ServerTrustPolicy) async throws {
+package func pinnedHandshake(port: Int, policy: ServerTrustPolicy) async throws {
     let clientConfiguration = try policy.clientTLSConfiguration()
     let context = try NIOSSLContext(configuration: clientConfiguration.tlsConfiguration)
     let group = MultiThreadedEventLoopGroup.singleton
@@ -26,25 +26,25 @@ func pinnedHandshake(port: Int, policy: ServerTrustPolicy) async throws {
 
 /// Reports the end of the TLS handshake: success, or the error that ended it.
 private final class HandshakeObserver: ChannelInboundHandler, Sendable {
-    typealias InboundIn = ByteBuffer
-    let done: EventLoopPromise<Void>
+    package typealias InboundIn = ByteBuffer
+    package let done: EventLoopPromise<Void>
 
-    init(done: EventLoopPromise<Void>) {
+    package init(done: EventLoopPromise<Void>) {
         self.done = done
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case TLSUserEvent.handshakeCompleted = event {
             done.succeed()
         }
         context.fireUserInboundEventTriggered(event)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         done.fail(error)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         done.fail(ChannelError.ioOnClosedChannel)
     }
 }

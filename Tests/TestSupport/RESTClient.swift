@@ -8,25 +8,30 @@ import FoundationNetworking
 #endif
 
 /// HTTP requests to a listener's REST API, as curl would send them.
-struct RESTClient {
-    let port: Int
-    var credentials: String? = nil
+package struct RESTClient {
+    package let port: Int
+    package var credentials: String? = nil
 
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var body: Data
+    package init(port: Int, credentials: String? = nil) {
+        self.port = port
+        self.credentials = credentials
+    }
 
-        var json: JSONValue? { try? JSONValue(parsing: Array(body)) }
-        var object: JSONObject? { json?.objectValue }
-        var text: String { String(decoding: body, as: UTF8.self) }
+    package struct Reply {
+        package var status: Int
+        package var headers: [String: String]
+        package var body: Data
+
+        package var json: JSONValue? { try? JSONValue(parsing: Array(body)) }
+        package var object: JSONObject? { json?.objectValue }
+        package var text: String { String(decoding: body, as: UTF8.self) }
         /// Sync Gateway's error token and reason.
-        var error: (error: String?, reason: String?) {
+        package var error: (error: String?, reason: String?) {
             (object?["error"]?.stringValue, object?["reason"]?.stringValue)
         }
     }
 
-    func send(
+    package func send(
         _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
         timeout: TimeInterval = 30
     ) async throws -> Reply {
@@ -49,11 +54,11 @@ struct RESTClient {
         return Reply(status: http.statusCode, headers: replyHeaders, body: data)
     }
 
-    func send(_ method: String, _ path: String, json: JSONValue, headers: [String: String] = [:]) async throws -> Reply {
+    package func send(_ method: String, _ path: String, json: JSONValue, headers: [String: String] = [:]) async throws -> Reply {
         try await send(method, path, body: Data(json.serialized), headers: headers)
     }
 
-    func get(_ path: String, timeout: TimeInterval = 30) async throws -> Reply {
+    package func get(_ path: String, timeout: TimeInterval = 30) async throws -> Reply {
         try await send("GET", path, timeout: timeout)
     }
 }

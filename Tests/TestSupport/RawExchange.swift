@@ -7,16 +7,16 @@ import Glibc
 /// Bytes sent to the listener exactly as written, below any HTTP or WebSocket client that would refuse to
 /// send them, and what came back. Blocking sockets, run on a thread of their own so that no test blocks the
 /// concurrency pool the listener's tasks need.
-struct RawExchange: Sendable {
+package struct RawExchange: Sendable {
     /// Everything the server sent until it closed or went quiet.
-    var received: [UInt8]
+    package var received: [UInt8]
     /// The server closed the connection (EOF or reset) rather than leaving it open until the read timeout.
-    var closedByServer: Bool
+    package var closedByServer: Bool
     /// How many of the bytes to send went out before the server closed (all of them, unless it closed early).
-    var bytesSent = 0
+    package var bytesSent = 0
 
     /// The status of the first HTTP response, if the server answered with one.
-    var status: Int? {
+    package var status: Int? {
         let text = String(decoding: received.prefix(64), as: UTF8.self)
         guard text.hasPrefix("HTTP/1."), text.count >= 12 else { return nil }
         let digits = text.dropFirst(9).prefix(3)
@@ -24,13 +24,13 @@ struct RawExchange: Sendable {
     }
 
     /// The HTTP response head, up to the blank line.
-    var head: String {
+    package var head: String {
         let text = String(decoding: received, as: UTF8.self)
         return text.components(separatedBy: "\r\n\r\n").first ?? text
     }
 
     /// The bytes after the first response head: WebSocket frames, after a 101.
-    var afterHead: [UInt8] {
+    package var afterHead: [UInt8] {
         let marker: [UInt8] = Array("\r\n\r\n".utf8)
         guard received.count >= 4 else { return [] }
         for index in 0...(received.count - 4) where Array(received[index..<index + 4]) == marker {
@@ -41,7 +41,7 @@ struct RawExchange: Sendable {
 
     /// Connects to 127.0.0.1:`port`, sends each chunk (pausing `pause` between them), then reads until the
     /// server closes or stays silent for `quietFor`.
-    static func run(
+    package static func run(
         port: Int, chunks: [[UInt8]], pause: Duration = .zero, quietFor: Duration = .seconds(2)
     ) async throws -> RawExchange {
         try await withCheckedThrowingContinuation { continuation in
@@ -53,7 +53,7 @@ struct RawExchange: Sendable {
 
     /// Sends each input on a connection of its own, one after the other on one thread, half-closing after
     /// each so that the server answers what it has and closes at once.
-    static func runMany(port: Int, inputs: [[UInt8]], quietFor: Duration = .seconds(5)) async throws -> [RawExchange] {
+    package static func runMany(port: Int, inputs: [[UInt8]], quietFor: Duration = .seconds(5)) async throws -> [RawExchange] {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
@@ -66,10 +66,10 @@ struct RawExchange: Sendable {
         }
     }
 
-    struct SocketError: Error, CustomStringConvertible {
-        var call: String
-        var errno: Int32
-        var description: String { "\(call) failed: \(String(cString: strerror(errno)))" }
+    package struct SocketError: Error, CustomStringConvertible {
+        package var call: String
+        package var errno: Int32
+        package var description: String { "\(call) failed: \(String(cString: strerror(errno)))" }
     }
 
     private static func exchange(
@@ -133,7 +133,7 @@ struct RawExchange: Sendable {
 }
 
 /// A client's WebSocket frame, masked as RFC 6455 requires unless `masked` is false.
-func webSocketFrame(
+package func webSocketFrame(
     opcode: UInt8, payload: [UInt8], fin: Bool = true, rsv: UInt8 = 0, masked: Bool = true,
     declaredLength: UInt64? = nil
 ) -> [UInt8] {
@@ -157,20 +157,20 @@ func webSocketFrame(
 }
 
 /// The close code of the first close frame in server bytes (server frames are unmasked), if any.
-func closeCode(inServerFrames bytes: [UInt8]) -> Int? {
+package func closeCode(inServerFrames bytes: [UInt8]) -> Int? {
     guard let close = serverFrames(bytes).first(where: { $0.opcode == 0x8 }) else { return nil }
     guard close.payload.count >= 2 else { return close.declaredLength == 0 ? 1005 : nil }
     return Int(close.payload[close.payload.startIndex]) << 8 | Int(close.payload[close.payload.startIndex + 1])
 }
 
 /// Whether the server sent a binary (BLIP) frame.
-func containsBinaryFrame(inServerFrames bytes: [UInt8]) -> Bool {
+package func containsBinaryFrame(inServerFrames bytes: [UInt8]) -> Bool {
     serverFrames(bytes).contains { $0.opcode == 0x2 }
 }
 
 /// The server's (unmasked) WebSocket frames in `bytes`; a frame cut short at the end has the payload bytes that
 /// arrived.
-func serverFrames(_ bytes: [UInt8]) -> [(opcode: UInt8, declaredLength: Int, payload: ArraySlice<UInt8>)] {
+package func serverFrames(_ bytes: [UInt8]) -> [(opcode: UInt8, declaredLength: Int, payload: ArraySlice<UInt8>)] {
     var frames: [(opcode: UInt8, declaredLength: Int, payload: ArraySlice<UInt8>)] = []
     var index = 0
     while index + 2 <= bytes.count {

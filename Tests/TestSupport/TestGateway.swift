@@ -5,40 +5,45 @@ import Logging
 import SyncIdentifiers
 import SyncListener
 
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
+package struct TimedOut: Error, CustomStringConvertible {
+    package var what: String
+
+    package init(what: String) {
+        self.what = what
+    }
+
+    package var description: String { "timed out waiting for \(what)" }
 }
 
-/// Polls `condition` every 5 ms for up to 20 s.
-func eventually(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
-    for _ in 0..<4_000 {
+/// Polls `condition` every 5 ms for up to 30 s; the cap only matters when the condition never holds.
+package func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+    for _ in 0..<6_000 {
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(5))
     }
     throw TimedOut(what: what)
 }
 
-var testLogger: Logger {
+package var testLogger: Logger {
     var logger = Logger(label: "edge-replication-test")
     logger.logLevel = .critical
     return logger
 }
 
 /// A temporary data directory with a document store and one running sync listener on 127.0.0.1.
-struct TestGateway {
-    static let databaseName = "db"
+package struct TestGateway {
+    package static let databaseName = "db"
 
-    let store: DocumentStore
-    let listener: SyncListener
-    let port: Int
-    let dataDirectory: URL
+    package let store: DocumentStore
+    package let listener: SyncListener
+    package let port: Int
+    package let dataDirectory: URL
 
-    var database: DocumentDatabase {
+    package var database: DocumentDatabase {
         get async throws { try await store.database(named: Self.databaseName) }
     }
 
-    static func settings(
+    package static func settings(
         tls: ListenerTLS = .off,
         authentication: ListenerAuthentication = .none,
         deltaSync: Bool = true,
@@ -55,7 +60,7 @@ struct TestGateway {
     }
 
     /// Runs `body` while a listener with `settings` serves a fresh store (or the one in `dataDirectory`).
-    static func run(
+    package static func run(
         settings: ListenerSettings = settings(),
         collections: [CollectionName] = [.default],
         dataDirectory: URL? = nil,

@@ -278,8 +278,7 @@ enum RESTDocuments {
 
 extension DocumentDatabase {
     /// Counts of a collection that may not have been created yet (no document written): zero then.
-    func collectionCountsIfPresent(_ collection: CollectionName) async throws -> (documents: Int, lastSequence: Int64)
-    {
+    func collectionCountsIfPresent(_ collection: CollectionName) async throws -> (documents: Int, lastSequence: Int64) {
         do {
             return try await collectionCounts(in: collection)
         } catch StoreError.collectionNotFound {

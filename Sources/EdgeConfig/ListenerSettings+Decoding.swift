@@ -43,7 +43,8 @@ extension ListenerSettings {
             authentication: authentication,
             databases: try Self.decodeDatabaseNames(table, databases: databases),
             deltaSync: try table.bool("delta_sync") ?? true,
-            maxConnections: try table.integer("max_connections", in: 1...100_000) ?? ListenerSettings.defaultMaxConnections,
+            maxConnections: try table.integer("max_connections", in: 1...100_000)
+                ?? ListenerSettings.defaultMaxConnections,
             serviceDiscovery: try Self.decodeServiceDiscovery(table, node: node),
             maxMessageSize: try table.byteCount("max_message_size", in: Self.messageSizeRange)
                 ?? Self.defaultMaxMessageSize,

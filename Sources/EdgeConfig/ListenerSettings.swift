@@ -1,4 +1,5 @@
 import EdgeCredentials
+
 /// One `[[listener]]` entry: a passive-peer endpoint (`ws://` or `wss://host:port/<db>/_blipsync`)
 /// that Couchbase Lite apps replicate with.
 public struct ListenerSettings: Sendable, Equatable {

@@ -65,7 +65,9 @@ public enum UsersFile {
         let data = Data(render(users).utf8)
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
         else {
             throw ConfigurationError(source: path, message: "cannot write \(temporary.path)")
         }

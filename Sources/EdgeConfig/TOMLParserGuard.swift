@@ -162,7 +162,8 @@ enum TOMLParserGuard {
                         atLineStart = false
                         index += 1
                         while index < bytes.count, bytes[index] == UInt8(ascii: "[") { index += 1 }
-                        while index < bytes.count, bytes[index] != UInt8(ascii: "\n"), bytes[index] != UInt8(ascii: "#") {
+                        while index < bytes.count, bytes[index] != UInt8(ascii: "\n"), bytes[index] != UInt8(ascii: "#")
+                        {
                             if bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") {
                                 skipString()
                             } else {

@@ -68,7 +68,8 @@ extension UpstreamSettings {
             documentIDs: try table.uniqueStringArray("document_ids") ?? [],
             channels: channels,
             authentication: try Self.decodeAuthentication(table, isSecure: isSecure),
-            serverTrust: isSecure ? try endpoints.pinnedSHA256.map { .pinnedSHA256($0) } ?? Self.decodeServerTrust(table) : nil,
+            serverTrust: isSecure
+                ? try endpoints.pinnedSHA256.map { .pinnedSHA256($0) } ?? Self.decodeServerTrust(table) : nil,
             heartbeat: try table.heartbeat("heartbeat"),
             maxAttempts: try table.integer("max_attempts", in: 0...1_000_000) ?? 0,
             maxAttemptWait: try table.duration("max_attempt_wait", atLeast: .seconds(1))

@@ -1,6 +1,7 @@
-import struct Foundation.URL
 import PairingURI
 import SyncIdentifiers
+
+import struct Foundation.URL
 
 /// One `[[upstream]]` entry: a replication this gateway drives as the active peer.
 public struct UpstreamSettings: Sendable, Equatable {

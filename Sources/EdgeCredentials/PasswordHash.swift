@@ -80,7 +80,8 @@ public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
     /// Whether `password` is the one this hash was made from. The comparison takes the same time wherever
     /// the hashes differ.
     public func verifies(_ password: String) -> Bool {
-        guard let candidate = try? Self.derive(password: password, salt: salt, parameters: parameters, count: hash.count)
+        guard
+            let candidate = try? Self.derive(password: password, salt: salt, parameters: parameters, count: hash.count)
         else { return false }
         var difference: UInt8 = 0
         for (a, b) in zip(candidate, hash) {

@@ -99,7 +99,8 @@ public func buildApplication(
     ).addRoutes(to: router)
     let advertisedListeners = listeners.filter { $0.settings.serviceDiscovery != nil }
     let discovery = nodeID.flatMap { nodeID in
-        advertisedListeners.isEmpty ? nil : DiscoveryService(listeners: advertisedListeners, nodeID: nodeID, logger: logger)
+        advertisedListeners.isEmpty
+            ? nil : DiscoveryService(listeners: advertisedListeners, nodeID: nodeID, logger: logger)
     }
     if let discovery {
         monitor.register(discovery)

@@ -99,6 +99,7 @@ struct MetricsController: Sendable {
                 "edgegateway_upstream_checkpoint_lag_sequences", labels + [("direction", "received")], Double(lag))
         }
         metrics.advance("edgegateway_upstream_retries_total", labels, to: upstream.retries.load(ordering: .relaxed))
-        metrics.copy(upstream.replicator.counters, prefix: "edgegateway_upstream", labels: labels, receivedArePushes: false)
+        metrics.copy(
+            upstream.replicator.counters, prefix: "edgegateway_upstream", labels: labels, receivedArePushes: false)
     }
 }

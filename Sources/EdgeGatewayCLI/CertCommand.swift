@@ -3,8 +3,8 @@ import EdgeConfig
 import EdgeIdentity
 import EdgePairing
 import Foundation
-import NetworkInterfaces
 import NIOSSL
+import NetworkInterfaces
 
 struct CertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -101,7 +101,8 @@ struct DocsCommand: AsyncParsableCommand {
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a document, leaving a tombstone that replicates.")
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a document, leaving a tombstone that replicates.")
 
         @OptionGroup var target: Target
         @Argument(help: "The document ID.") var docID: String

@@ -17,7 +17,8 @@ struct EdgeGatewayCommand: AsyncParsableCommand {
         version: "edge-gateway \(EdgeGatewayVersion.current)",
         subcommands: [
             Serve.self, ConfigCommand.self, Health.self, PairCommand.self, CertCommand.self, TrustCommand.self,
-            UsersCommand.self, DocsCommand.self, DatabaseCommand.self, StatusCommand.self, UpstreamCommand.self, ReplicateCommand.self,
+            UsersCommand.self, DocsCommand.self, DatabaseCommand.self, StatusCommand.self, UpstreamCommand.self,
+            ReplicateCommand.self,
             DiscoverCommand.self, Version.self,
         ],
         defaultSubcommand: Serve.self

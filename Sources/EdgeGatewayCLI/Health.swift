@@ -116,7 +116,8 @@ struct HealthProbe {
             headers.add(name: "Host", value: host)
             headers.add(name: "Connection", value: "close")
             headers.add(name: "User-Agent", value: "edge-gateway-health")
-            try await outbound.write(.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)))
+            try await outbound.write(
+                .head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)))
             try await outbound.write(.end(nil))
             var answer = Answer(statusCode: 0, body: [])
             for try await part in inbound {

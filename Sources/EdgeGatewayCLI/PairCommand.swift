@@ -3,8 +3,8 @@ import EdgeConfig
 import EdgeIdentity
 import EdgePairing
 import Foundation
-import NetworkInterfaces
 import Logging
+import NetworkInterfaces
 
 struct PairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -105,7 +105,7 @@ struct ReplicateCommand: AsyncParsableCommand {
             logger: logger)
         let work = Task { try await replicator.run() }
         let interrupts = Self.cancelOnSignals(work)
-        defer { interrupts.forEach { $0.cancel() } }
+        defer { for interrupt in interrupts { interrupt.cancel() } }
         let progress = ProgressReporter(isTerminal: isatty(STDOUT_FILENO) == 1)
         let reporting = Task {
             while !Task.isCancelled {

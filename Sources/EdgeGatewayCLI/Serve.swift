@@ -1,7 +1,7 @@
 import ArgumentParser
-import Foundation
 import EdgeConfig
 import EdgeGatewayApp
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore

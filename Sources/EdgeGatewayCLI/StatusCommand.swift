@@ -9,7 +9,8 @@ import Foundation
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the running gateway's listeners, upstreams (activity, progress, errors, remote UUIDs) and stores.",
+        abstract:
+            "Show the running gateway's listeners, upstreams (activity, progress, errors, remote UUIDs) and stores.",
         discussion: "Exits 0 when the gateway answers, 1 when it does not (its stored remote UUIDs are shown then)."
     )
 
@@ -107,17 +108,21 @@ struct UpstreamCommand: AsyncParsableCommand {
         func run() async throws {
             let configuration = try options.load()
             guard let upstream = configuration.upstreams.first(where: { $0.name == name }) else {
-                printError("no upstream named \"\(name)\"; configured: \(configuration.upstreams.map(\.name).joined(separator: ", "))")
+                printError(
+                    "no upstream named \"\(name)\"; configured: \(configuration.upstreams.map(\.name).joined(separator: ", "))"
+                )
                 throw ExitCode(2)
             }
             if let configured = upstream.remoteUUID {
-                printError("upstream \"\(name)\" has remote_uuid = \"\(configured)\" in its configuration; change it there")
+                printError(
+                    "upstream \"\(name)\" has remote_uuid = \"\(configured)\" in its configuration; change it there")
                 throw ExitCode(1)
             }
             let store = try DocumentStore.forConfiguration(configuration)
             let database = try await store.openConfigured(try configuration.databaseSettings(named: upstream.database))
             if let previous = try await UpstreamRemoteUUID.reset(upstream: name, in: database) {
-                print("Forgot remote UUID \(previous) of upstream \"\(name)\"; a new one is generated at the next start.")
+                print(
+                    "Forgot remote UUID \(previous) of upstream \"\(name)\"; a new one is generated at the next start.")
             } else {
                 print("Upstream \"\(name)\" has no stored remote UUID yet.")
             }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import EdgeConfig
-import EdgeIdentity
 import EdgeGatewayPairingKit
+import EdgeIdentity
 import EdgePairing
 import Foundation
 import X509
@@ -119,7 +119,9 @@ struct TrustCommand: AsyncParsableCommand {
             let dates = ISO8601DateFormatter()
             for entry in entries {
                 let padding = String(repeating: " ", count: width - entry.endpoint.count)
-                print("\(entry.endpoint)\(padding)  \(entry.sha256)  \(dates.string(from: entry.addedAt))  \(entry.label)")
+                print(
+                    "\(entry.endpoint)\(padding)  \(entry.sha256)  \(dates.string(from: entry.addedAt))  \(entry.label)"
+                )
             }
         }
     }

@@ -107,12 +107,15 @@ struct UsersCommand: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a user, or set a new password for an existing one.",
-            discussion: "The password comes from --password-file, else it is asked for on the terminal, else read from standard input."
+            discussion:
+                "The password comes from --password-file, else it is asked for on the terminal, else read from standard input."
         )
 
         @Argument(help: "The user name (no ':').") var name: String
         @OptionGroup var users: FileOption
-        @Option(name: .customLong("password-file"), help: ArgumentHelp("Read the password from this file.", valueName: "file"))
+        @Option(
+            name: .customLong("password-file"),
+            help: ArgumentHelp("Read the password from this file.", valueName: "file"))
         var passwordFile: String?
 
         func run() throws {

@@ -35,7 +35,8 @@ public struct CertificateFingerprint: Hashable, Sendable {
         guard digestBytes.count == algorithm.digestLength else {
             throw .invalidFingerprint(
                 digestBytes.hexEncoded(uppercase: true, separator: ":"),
-                reason: "expected \(algorithm.digestLength) bytes for \(algorithm.rawValue), found \(digestBytes.count)")
+                reason: "expected \(algorithm.digestLength) bytes for \(algorithm.rawValue), found \(digestBytes.count)"
+            )
         }
         self.init(algorithm: algorithm, bytes: digestBytes)
     }

@@ -66,7 +66,8 @@ public struct TrustedPeerStore: Sendable {
             return try decoder.decode([Entry].self, from: Data(contents))
         } catch {
             throw .fileUnreadable(
-                path: path, reason: "not a list of trusted peers (\(error)); fix it or remove it and add the pins again")
+                path: path, reason: "not a list of trusted peers (\(error)); fix it or remove it and add the pins again"
+            )
         }
     }
 

@@ -131,7 +131,9 @@ extension ActiveReplicatorSession {
                 remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
         }
         replicator.counters.countProposed(revisions: rows.count)
-        let reply = try await send(ProposeChangesRequest(rows: rows, collection: collectionIndex), expecting: ProposeChangesReply.self, isUrgent: true)
+        let reply = try await send(
+            ProposeChangesRequest(rows: rows, collection: collectionIndex), expecting: ProposeChangesReply.self,
+            isUrgent: true)
         maxHistory = reply.capabilities.maxHistory ?? maxHistory
         var accepted: [Proposal] = []
         var conflicts: [(Proposal, RevisionID?)] = []
@@ -205,7 +207,8 @@ extension ActiveReplicatorSession {
     /// A revision the upstream refused is logged and skipped, so one bad document cannot stall the
     /// push; it is pushed again once it changes.
     private nonisolated func recordPushFailure(_ change: Change, reason: String) async {
-        logger.warning("the upstream refused a pushed revision", metadata: ["doc": "\(change.docID)", "reason": "\(reason)"])
+        logger.warning(
+            "the upstream refused a pushed revision", metadata: ["doc": "\(change.docID)", "reason": "\(reason)"])
         replicator.counters.countRejectedPush()
         await replicator.recordError("\(change.docID): \(reason)")
         await replicator.recordCompleted(1)

@@ -83,7 +83,10 @@ extension ActiveReplicatorSession {
                 if case .holding(let batch, let documents) = state, batches.hasRoom(for: documents) {
                     let end = batches.start(batch, documents: documents)
                     reportedIdle = false
-                    group.addTask { try await self.send(try await self.proposeBatch(batch)); return .sent(end: end) }
+                    group.addTask {
+                        try await self.send(try await self.proposeBatch(batch))
+                        return .sent(end: end)
+                    }
                     state = .ready
                 }
                 switch state {

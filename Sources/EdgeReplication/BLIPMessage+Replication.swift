@@ -30,7 +30,9 @@ extension BLIPMessage {
     }
 
     /// An outgoing request carrying `request`, compressed when LiteCore would compress it.
-    static func request(_ request: some ReplicationRequest, isUrgent: Bool = false, isNoReply: Bool = false) -> BLIPMessage {
+    static func request(_ request: some ReplicationRequest, isUrgent: Bool = false, isNoReply: Bool = false)
+        -> BLIPMessage
+    {
         let (properties, body) = request.encode()
         return BLIPMessage(
             kind: .request,

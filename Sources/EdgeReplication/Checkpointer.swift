@@ -203,7 +203,8 @@ actor Checkpointer {
     /// The peer's copy and its revision; `nil` (and no revision) when it has none.
     private func fetchPeerCopy() async throws -> Checkpoint? {
         do {
-            let reply = try await connection.sendRequest(.request(GetCheckpointRequest(client: checkpointID, collection: collectionIndex)))
+            let reply = try await connection.sendRequest(
+                .request(GetCheckpointRequest(client: checkpointID, collection: collectionIndex)))
             let decoded = try reply.decodeReply(GetCheckpointReply.self, to: "getCheckpoint")
             peerRevision = decoded.revision
             do {
@@ -221,7 +222,8 @@ actor Checkpointer {
 
 extension BLIPMessage {
     /// Decodes a reply this side asked for; a malformed one is an `ActiveReplicatorError`.
-    func decodeReply<Message: ReplicationMessage>(_ type: Message.Type, to request: String) throws(ActiveReplicatorError)
+    func decodeReply<Message: ReplicationMessage>(_ type: Message.Type, to request: String)
+        throws(ActiveReplicatorError)
         -> Message
     {
         do {

@@ -184,7 +184,8 @@ extension PassiveReplicationSession {
                 }
                 if subscription.takesReplacements {
                     for (index, request) in requests.enumerated() where revisions[index] == nil {
-                        revisions[index] = try await self.database.currentOutgoingRevision(replacing: request, in: collection)
+                        revisions[index] = try await self.database.currentOutgoingRevision(
+                            replacing: request, in: collection)
                     }
                 }
                 let deltaBases = try await self.deltaBases(

@@ -16,7 +16,9 @@ extension PassiveReplicationSession {
         let proposals = decoded.rows.map { row in
             EdgeStore.ProposedChange(docID: row.docID, revID: row.revisionID, parentRevID: row.remoteRevisionID)
         }
-        let verdicts = try await storeCall { try await database.checkProposedChanges(proposals, in: keyspace.collection) }
+        let verdicts = try await storeCall {
+            try await database.checkProposedChanges(proposals, in: keyspace.collection)
+        }
         let statuses = verdicts.map { verdict -> ProposeChangesReply.Status in
             switch verdict {
             case .accept:

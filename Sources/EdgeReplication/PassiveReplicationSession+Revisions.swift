@@ -28,7 +28,8 @@ extension PassiveReplicationSession {
             try await sendNoRevision(change, sequence: sequence, keyspace: keyspace)
             return nil
         }
-        var body = try Self.outgoingBody(revision.body, generation: revision.revID.generation, capabilities: capabilities)
+        var body = try Self.outgoingBody(
+            revision.body, generation: revision.revID.generation, capabilities: capabilities)
         var deltaSource: RevisionID?
         if configuration.deltaSync, capabilities.deltas, let deltaBase,
             let delta = try delta(to: body, from: deltaBase, capabilities: capabilities)

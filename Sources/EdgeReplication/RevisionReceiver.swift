@@ -41,7 +41,8 @@ struct RevisionReceiver: Sendable {
     /// back as `.failed` so that the caller counts them; everything else throws the BLIP error to reply with.
     func receive(_ request: RevRequest, noConflicts: Bool) async throws -> Received? {
         if let errorCode = request.errorCode {
-            logger.info("the peer reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
+            logger.info(
+                "the peer reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
             return nil
         }
         if request.deltaSource != nil, !acceptsDeltas {

@@ -67,7 +67,8 @@ public final class BlobWriter {
             try? FileManager.default.removeItem(at: temporaryURL)
             throw store.diskFullState.record(
                 failure == ENOSPC
-                    ? .diskFull(path: destination.path) : .io(path: destination.path, reason: String(cString: strerror(failure))))
+                    ? .diskFull(path: destination.path)
+                    : .io(path: destination.path, reason: String(cString: strerror(failure))))
         }
         try store.syncDirectory()
         store.diskFullState.recordSuccess()

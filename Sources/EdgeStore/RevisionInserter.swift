@@ -75,7 +75,7 @@ public actor RevisionInserter {
             waiting.removeFirst(batch.count)
             do {
                 try await write(batch)
-            } catch where batch.count > 1 {
+            } catch  where batch.count > 1 {
                 // A failed transaction says nothing about which revision caused it: retry them one
                 // by one, so that one bad revision cannot fail the others of its batch.
                 for item in batch {

@@ -17,7 +17,7 @@ extension Sequence<UInt8> {
     }
 }
 
-extension Array<UInt8> {
+extension [UInt8] {
     /// Reads two hex digits per byte, in either case. Anything else is refused (`nil`): an odd count, a separator,
     /// or a sign, which Swift's `UInt8(_:radix:)` would accept (`"+f"` is 15 to it).
     public init?(hexEncoded text: some StringProtocol) {

@@ -1,4 +1,5 @@
 import SyncJSON
+
 /// `_attachments` stand-ins for blob dicts, for peers that did not announce `blobs: true` (spec §7.2,
 /// §7.3).
 extension BlobReference {

@@ -1,4 +1,5 @@
 import SyncJSON
+
 /// The checkpoint body the active side saves locally and on the peer (spec §5.2).
 ///
 /// The passive side never interprets it; it stores the bytes verbatim (see `SetCheckpointRequest`).

@@ -1,4 +1,5 @@
 import SyncJSON
+
 /// Rules for the top-level special (`_`-prefixed) properties of revision bodies (spec §3.7, §4.4).
 public enum DocumentBody {
     /// Properties a pushed body must not carry; Sync Gateway rejects them.

@@ -1,4 +1,5 @@
 import SyncJSON
+
 /// The properties of one BLIP message: ordered key/value string pairs.
 ///
 /// Kept independent of the BLIP codec so that this module stays transport-free; the pairs convert

@@ -1,4 +1,5 @@
 import SyncJSON
+
 /// `subChanges` (spec §3.4): the active side asks the passive side to start feeding it `changes`.
 /// Its reply is empty.
 public struct SubChangesRequest: ReplicationRequest, Hashable {

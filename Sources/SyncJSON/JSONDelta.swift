@@ -23,7 +23,8 @@ public enum JSONDelta {
     }
 
     /// `nil` result = deleted; `nil` base = the key is absent.
-    private static func apply(_ delta: JSONValue, to base: JSONValue?, path: String) throws(JSONDeltaError) -> JSONValue?
+    private static func apply(_ delta: JSONValue, to base: JSONValue?, path: String) throws(JSONDeltaError)
+        -> JSONValue?
     {
         switch delta {
         case .null, .bool, .number, .string:

@@ -23,7 +23,8 @@ struct BasicCredentials: Sendable, Equatable {
     /// with the same parameters, so timing does not tell which names exist.
     func matches(_ users: [ListenerUser]) -> Bool {
         guard let user = users.first(where: { $0.name == self.user }) else {
-            _ = try? PasswordHash.make(password: password, parameters: users.first?.passwordHash.parameters ?? .standard)
+            _ = try? PasswordHash.make(
+                password: password, parameters: users.first?.passwordHash.parameters ?? .standard)
             return false
         }
         return user.passwordHash.verifies(password)

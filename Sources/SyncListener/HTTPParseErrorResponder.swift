@@ -82,7 +82,8 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
         let body = message.map { ByteBuffer(string: $0 + "\n") }
         var headers: HTTPHeaders = ["Connection": "close", "Content-Length": "\(body?.readableBytes ?? 0)"]
         if body != nil { headers.add(name: "Content-Type", value: "text/plain; charset=utf-8") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in

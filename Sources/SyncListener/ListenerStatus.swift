@@ -82,7 +82,8 @@ actor ListenerState {
         let totals = ReplicationCounters()
         self.totals = totals
         databaseTotals = Dictionary(
-            databases.map { ($0, ReplicationCounters(aggregatingInto: totals)) }, uniquingKeysWith: { first, _ in first })
+            databases.map { ($0, ReplicationCounters(aggregatingInto: totals)) },
+            uniquingKeysWith: { first, _ in first })
         status = ListenerStatus(
             name: name, state: .starting, boundPort: nil, totalConnections: 0, activeConnections: 0,
             databases: databases.map { .init(name: $0, totalConnections: 0, activeConnections: 0) })

@@ -151,7 +151,8 @@ extension SyncListener {
                 // refusal. What is left asked for an upgrade that NIO's WebSocket upgrader would not attempt.
                 return Refusal(
                     status: .badRequest,
-                    message: "a WebSocket upgrade needs Connection: Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13"
+                    message:
+                        "a WebSocket upgrade needs Connection: Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13"
                 ).response
             } catch {
                 return error.response

@@ -8,8 +8,8 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
-import NetworkInterfaces
 import NIOCore
+import NetworkInterfaces
 import ReplicationProtocol
 import ServiceLifecycle
 import SyncIdentifiers

@@ -67,7 +67,8 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             // Written by `shouldUpgrade` (on the event loop), read when the upgrade succeeds or fails.
             let verdict = NIOLoopBoundBox<Verdict?>(nil, eventLoop: channel.eventLoop)
             let headRecorder = NIOLoopBound(UpgradeRequestRecorder(), eventLoop: channel.eventLoop)
-            let parseErrorResponder = NIOLoopBound(HTTPParseErrorResponder(logger: logger), eventLoop: channel.eventLoop)
+            let parseErrorResponder = NIOLoopBound(
+                HTTPParseErrorResponder(logger: logger), eventLoop: channel.eventLoop)
             if let idleTimeout {
                 try channel.pipeline.syncOperations.addHandler(
                     IdleConnectionCloser(timeout: TimeAmount(idleTimeout), logger: logger))
@@ -197,7 +198,9 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
         do {
             try await http.executeThenClose { _, outbound in
                 try await outbound.write(
-                    contentsOf: [.head(HTTPResponse(status: refusal.status, headerFields: headers)), .body(body), .end(nil)])
+                    contentsOf: [
+                        .head(HTTPResponse(status: refusal.status, headerFields: headers)), .body(body), .end(nil),
+                    ])
             }
         } catch {
             logger.debug("cannot answer a refused upgrade", metadata: ["error": "\(error)"])

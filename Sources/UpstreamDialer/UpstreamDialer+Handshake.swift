@@ -29,7 +29,9 @@ extension UpstreamDialer {
         let tls: (ClientTLSConfiguration, NIOSSLContext)?
         if target.isSecure {
             do {
-                let configuration = try options.tls ?? ServerTrustPolicy.systemRoots(checkHostname: true)
+                let configuration =
+                    try options.tls
+                    ?? ServerTrustPolicy.systemRoots(checkHostname: true)
                     .clientTLSConfiguration()
                 tls = (configuration, try NIOSSLContext(configuration: configuration.tlsConfiguration))
             } catch {

@@ -1,5 +1,5 @@
-import EdgeGatewayTestSupport
 import BLIPCodec
+import EdgeGatewayTestSupport
 import Foundation
 import Testing
 

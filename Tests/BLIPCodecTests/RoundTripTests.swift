@@ -1,5 +1,5 @@
-import EdgeGatewayTestSupport
 import BLIPCodec
+import EdgeGatewayTestSupport
 import Testing
 
 /// Sends messages through an outbox and receives them with a decoder and assembler, as two peers would.
@@ -75,8 +75,10 @@ struct RoundTripTests {
     /// edges: the slowest level, and the smallest memory level with the full window.
     static let deflateSettings = [
         liteCoreDeflate, DeflateSetting(level: 1, memoryLevel: 6, windowBits: 13),
-        DeflateSetting(level: 9, memoryLevel: 6, windowBits: 13), DeflateSetting(level: 1, memoryLevel: 7, windowBits: 14),
-        DeflateSetting(level: 1, memoryLevel: 8, windowBits: 15), DeflateSetting(level: 6, memoryLevel: 6, windowBits: 15),
+        DeflateSetting(level: 9, memoryLevel: 6, windowBits: 13),
+        DeflateSetting(level: 1, memoryLevel: 7, windowBits: 14),
+        DeflateSetting(level: 1, memoryLevel: 8, windowBits: 15),
+        DeflateSetting(level: 6, memoryLevel: 6, windowBits: 15),
     ]
 
     @Test(
@@ -148,7 +150,8 @@ struct RoundTripTests {
     /// and text followed by random bytes, of varied lengths.
     static func chunksOverBound(_ deflate: DeflateSetting) throws -> [String] {
         var generator = SplitMix64(seed: 11)
-        let deflater = try Deflater(level: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits)
+        let deflater = try Deflater(
+            level: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits)
         var over: [String] = []
         for round in 0..<402 {
             let length = round < 2 ? 16_300 : [1, 100, 1_000, 8_000, 16_000, 16_300][round % 6]
@@ -168,7 +171,9 @@ struct RoundTripTests {
         return over
     }
 
-    @Test("compressed output stays within its bound on a long stream of text and random bytes", arguments: deflateSettings)
+    @Test(
+        "compressed output stays within its bound on a long stream of text and random bytes", arguments: deflateSettings
+    )
     func compressedLengthBound(deflate: DeflateSetting) throws {
         let over = try Self.chunksOverBound(deflate)
         #expect(over.isEmpty, "\(over.prefix(5))")
@@ -177,12 +182,14 @@ struct RoundTripTests {
     @Test(
         "a window too small for its memLevel's blocks does break the bound, which is why the frame encoder refuses it",
         arguments: [
-            DeflateSetting(level: 1, memoryLevel: 8, windowBits: 14), DeflateSetting(level: 1, memoryLevel: 7, windowBits: 13),
+            DeflateSetting(level: 1, memoryLevel: 8, windowBits: 14),
+            DeflateSetting(level: 1, memoryLevel: 7, windowBits: 13),
         ])
     func smallWindowWithLargeBlocksBreaksTheBound(deflate: DeflateSetting) throws {
         #expect(!(try Self.chunksOverBound(deflate)).isEmpty)
         #expect(throws: CompressionSetupError.self) {
-            try BLIPFrameEncoder(compressionLevel: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits)
+            try BLIPFrameEncoder(
+                compressionLevel: deflate.level, memoryLevel: deflate.memoryLevel, windowBits: deflate.windowBits)
         }
     }
 

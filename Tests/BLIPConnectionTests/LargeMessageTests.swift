@@ -1,6 +1,6 @@
-import EdgeGatewayTestSupport
 import BLIPCodec
 import BLIPConnection
+import EdgeGatewayTestSupport
 import Testing
 
 @Suite("Large messages over a loopback WebSocket")
@@ -23,7 +23,9 @@ struct LargeMessageTests {
     func streamedBody() async throws {
         let chunkCount = 160
         let chunkSize = 65_536
-        let chunk: @Sendable (Int) -> [UInt8] = { index in [UInt8](repeating: UInt8(truncatingIfNeeded: index &* 31), count: chunkSize) }
+        let chunk: @Sendable (Int) -> [UInt8] = { index in
+            [UInt8](repeating: UInt8(truncatingIfNeeded: index &* 31), count: chunkSize)
+        }
         var expected = CRC32()
         for index in 0..<chunkCount { expected.update(chunk(index)) }
         let expectedCRC = expected.value

@@ -3,10 +3,11 @@ import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import ReplicationProtocol
-@testable import EdgeReplication
 import SyncIdentifiers
 import SyncJSON
 import Testing
+
+@testable import EdgeReplication
 
 @Suite("The REST API on a sync listener")
 struct RESTAPITests {
@@ -177,7 +178,8 @@ struct RESTAPITests {
 
     @Test("keyspaces address named collections")
     func collections() async throws {
-        try await Self.withAuthenticatedGateway(collections: [.default, try CollectionName(parsing: "plant.sensors")]) { gateway, client in
+        try await Self.withAuthenticatedGateway(collections: [.default, try CollectionName(parsing: "plant.sensors")]) {
+            gateway, client in
             #expect(try await client.send("PUT", "/db.plant.sensors/s1", json: ["t": 21]).status == 201)
             let sensors = try CollectionName(scope: "plant", name: "sensors")
             #expect(try await gateway.database.document("s1", in: sensors) != nil)
@@ -311,7 +313,9 @@ struct RESTReplicationTests {
                     try await eventually("the kept revision to reach the upstream") {
                         try await upstream.database.document("copied")?.revID == copied
                     }
-                    #expect(try await upstream.database.revisionHistory("copied", revID: copied) == [try RevisionID("1-a1")])
+                    #expect(
+                        try await upstream.database.revisionHistory("copied", revID: copied) == [try RevisionID("1-a1")]
+                    )
                     pulling.cancel()
                     _ = try? await pulling.value
                 }

@@ -3,11 +3,12 @@ import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import ReplicationProtocol
-@testable import EdgeReplication
-@testable import SyncListener
 import SyncIdentifiers
 import SyncJSON
 import Testing
+
+@testable import EdgeReplication
+@testable import SyncListener
 
 @Suite("REST bulk routes")
 struct RESTBulkTests {
@@ -185,7 +186,8 @@ struct RESTBulkTests {
             #expect(ids(try await client.get("/db/_all_docs?startkey=a&endkey=b")) == ["a", "a b", "b"])
             #expect(ids(try await client.get("/db/_all_docs?startkey=%22a%22&endkey=%22a%20b%22")) == ["a", "a b"])
             #expect(ids(try await client.get("/db/_all_docs?startkey=b&endkey=")) == ["b", "ä"])
-            #expect(ids(try await client.get("/db/_all_docs?descending=true&startkey=b&endkey=a")) == ["b", "a b", "a"])
+            #expect(
+                ids(try await client.get("/db/_all_docs?descending=true&startkey=b&endkey=a")) == ["b", "a b", "a"])
         }
     }
 
@@ -216,7 +218,8 @@ struct RESTBulkTests {
                 ])
             let answer = try #require(diff.object)
             #expect(answer["x"]?.objectValue?["missing"] == ["3-0123456789abcdef0123456789abcdef01234567"])
-            #expect(answer["x"]?.objectValue?["possible_ancestors"]?.arrayValue?.first == .string(second.revID.description))
+            #expect(
+                answer["x"]?.objectValue?["possible_ancestors"]?.arrayValue?.first == .string(second.revID.description))
             #expect(answer["new"]?.objectValue?["missing"]?.arrayValue?.count == 1)
             #expect(try await client.send("POST", "/db/_revs_diff", json: ["x": ["bad"]]).status == 400)
         }
@@ -246,15 +249,18 @@ struct RESTBulkTests {
             #expect(missing?["status"] == 404)
             #expect(missing?["id"] == "nope")
 
-            let json = try await client.send("POST", "/db/_bulk_get", json: request, headers: ["Accept": "application/json"])
+            let json = try await client.send(
+                "POST", "/db/_bulk_get", json: request, headers: ["Accept": "application/json"])
             #expect(json.headers["content-type"] == "application/json")
             #expect(json.object?["results"]?.arrayValue?.count == 2)
-            let refused = try await client.send("POST", "/db/_bulk_get", json: request, headers: ["Accept": "text/html"])
+            let refused = try await client.send(
+                "POST", "/db/_bulk_get", json: request, headers: ["Accept": "text/html"])
             #expect(refused.status == 406)
             #expect(refused.error.reason?.contains("multipart/mixed") == true)
 
             let openRevs = try await client.send(
-                "GET", "/db/x?open_revs=%5B%22\(second.revID)%22,%229-ab%22%5D", headers: ["Accept": "multipart/related"])
+                "GET", "/db/x?open_revs=%5B%22\(second.revID)%22,%229-ab%22%5D",
+                headers: ["Accept": "multipart/related"])
             let revisions = try Self.multipartParts(openRevs)
             #expect(revisions.count == 2)
             #expect(revisions.first?.headers["x-rev-id"] == second.revID.description)
@@ -286,7 +292,8 @@ struct RESTBulkTests {
         }
         #expect(delimiters.first == 0, "no preamble")
         let closing = try #require(delimiters.last)
-        #expect(Array(bytes[(closing + boundary.count)...]) == Array("--\r\n".utf8), "the closing delimiter ends the body")
+        #expect(
+            Array(bytes[(closing + boundary.count)...]) == Array("--\r\n".utf8), "the closing delimiter ends the body")
         var parts: [(headers: [String: String], body: Data)] = []
         for (start, end) in zip(delimiters, delimiters.dropFirst()) {
             let contentStart = start + boundary.count + 2
@@ -298,7 +305,8 @@ struct RESTBulkTests {
             var headers: [String: String] = [:]
             for line in String(decoding: content[..<split], as: UTF8.self).split(separator: "\r\n") {
                 let colon = try #require(line.firstIndex(of: ":"))
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
             }
             parts.append((headers, Data(content[(split + 4)...])))
         }

@@ -40,12 +40,13 @@ struct ListenerLimitTests {
         #expect(error.message.hasPrefix("must be a size such as 1048576 (bytes), \"512KiB\", \"20MB\" or \"64MiB\""))
     }
 
-    @Test(arguments: [
-        ("idle_timeout = \"30m\"", Duration.seconds(1_800)),
-        ("idle_timeout = 301", .seconds(301)),
-        ("idle_timeout = \"off\"", nil),
-        ("idle_timeout = 0", nil),
-    ] as [(String, Duration?)])
+    @Test(
+        arguments: [
+            ("idle_timeout = \"30m\"", Duration.seconds(1_800)),
+            ("idle_timeout = 301", .seconds(301)),
+            ("idle_timeout = \"off\"", nil),
+            ("idle_timeout = 0", nil),
+        ] as [(String, Duration?)])
     func idleTimeouts(line: String, timeout: Duration?) throws {
         #expect(try parse(listener(line)).listeners.first?.idleTimeout == timeout)
     }
@@ -63,13 +64,14 @@ struct ListenerLimitTests {
         #expect(error.message.hasPrefix("must be a duration"))
     }
 
-    @Test(arguments: [
-        ("heartbeat = \"30s\"", Duration.seconds(30)),
-        ("heartbeat = 2", .seconds(2)),
-        ("heartbeat = \"1s\"", .seconds(1)),
-        ("heartbeat = \"off\"", nil),
-        ("heartbeat = 0", nil),
-    ] as [(String, Duration?)])
+    @Test(
+        arguments: [
+            ("heartbeat = \"30s\"", Duration.seconds(30)),
+            ("heartbeat = 2", .seconds(2)),
+            ("heartbeat = \"1s\"", .seconds(1)),
+            ("heartbeat = \"off\"", nil),
+            ("heartbeat = 0", nil),
+        ] as [(String, Duration?)])
     func heartbeats(line: String, heartbeat: Duration?) throws {
         #expect(try parse(listener(line)).listeners.first?.heartbeat == heartbeat)
     }

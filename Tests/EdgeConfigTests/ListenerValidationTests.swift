@@ -105,7 +105,8 @@ struct ListenerValidationTests {
     }
 
     @Test func serviceTypeLongerThanALabelIsRejected() throws {
-        let error = try parseError(listener("dns_sd = true\ndns_sd_type = \"_\(String(repeating: "a", count: 63))._tcp\""))
+        let error = try parseError(
+            listener("dns_sd = true\ndns_sd_type = \"_\(String(repeating: "a", count: 63))._tcp\""))
         #expect(error.keyPath == "listener \"lan\".dns_sd_type")
     }
 

@@ -1,8 +1,8 @@
+import EdgeCredentials
+import Foundation
 import Testing
 
 @testable import EdgeConfig
-import EdgeCredentials
-import Foundation
 
 @Suite("Secrets and files referenced by the configuration")
 struct SecretFileTests {
@@ -37,7 +37,9 @@ struct SecretFileTests {
             upstreamTOML(passwordFile: "missing.password"), baseDirectory: directory.path)
         #expect(error.line == 14)
         #expect(error.keyPath == "upstream \"cloud\".password_file")
-        #expect(error.message.hasPrefix("file not found: \(directory.path)/missing.password; create it, or correct the path"))
+        #expect(
+            error.message.hasPrefix(
+                "file not found: \(directory.path)/missing.password; create it, or correct the path"))
     }
 
     @Test func emptyPasswordFileIsAnError() throws {
@@ -177,7 +179,10 @@ struct SecretFileTests {
     @Test func usersFileWritesAndReadsBack() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/users.toml"
-        let users = [ListenerUser(name: "carol", passwordHash: try PasswordHash.make(password: "c", parameters: Self.quickHashing))]
+        let users = [
+            ListenerUser(
+                name: "carol", passwordHash: try PasswordHash.make(password: "c", parameters: Self.quickHashing))
+        ]
         try UsersFile.write(users, to: path)
         #expect(try UsersFile.read(path: path) == users)
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int

@@ -65,7 +65,8 @@ struct TOMLParserGuardTests {
             case 2 where !bytes.isEmpty:
                 bytes.removeSubrange(position..<min(bytes.count, position + Int.random(in: 1...40, using: &random)))
             case 3 where !bytes.isEmpty:
-                let stretch = Array(bytes[position..<min(bytes.count, position + Int.random(in: 1...60, using: &random))])
+                let stretch = Array(
+                    bytes[position..<min(bytes.count, position + Int.random(in: 1...60, using: &random))])
                 for _ in 0..<Int.random(in: 1...10, using: &random) { bytes.insert(contentsOf: stretch, at: position) }
             case 4:
                 let opener: [UInt8] = Bool.random(using: &random) ? Array("[".utf8) : Array("{a=".utf8)
@@ -116,7 +117,9 @@ struct TOMLParserGuardTests {
                 refused += 1
             }
         }
-        print("toml fuzz: \(Self.iterations) inputs, seed \(seed), \(ContinuousClock.now - started): loaded \(loaded), refused \(refused)")
+        print(
+            "toml fuzz: \(Self.iterations) inputs, seed \(seed), \(ContinuousClock.now - started): loaded \(loaded), refused \(refused)"
+        )
         #expect(loaded + refused == Self.iterations)
     }
 }

@@ -18,11 +18,12 @@ struct UpstreamValidationTests {
     }
 
     /// The same rules as the listener's `heartbeat` (ListenerLimitTests): a key means one thing everywhere.
-    @Test(arguments: [
-        ("heartbeat = \"30s\"", Duration.seconds(30)),
-        ("heartbeat = \"off\"", nil),
-        ("heartbeat = 0", nil),
-    ] as [(String, Duration?)])
+    @Test(
+        arguments: [
+            ("heartbeat = \"30s\"", Duration.seconds(30)),
+            ("heartbeat = \"off\"", nil),
+            ("heartbeat = 0", nil),
+        ] as [(String, Duration?)])
     func heartbeats(line: String, heartbeat: Duration?) throws {
         #expect(try parse(upstream(line)).upstreams.first?.heartbeat == heartbeat)
     }

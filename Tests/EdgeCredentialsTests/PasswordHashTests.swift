@@ -37,7 +37,8 @@ struct PasswordHashTests {
     func knownVector() throws {
         // python3 -c "import hashlib,base64;print(base64.b64encode(hashlib.scrypt(b'password',
         //   salt=b'NaCl', n=1024, r=8, p=16, dklen=32)).decode().rstrip('='))"
-        let hash = try PasswordHash(parsing: "$scrypt$ln=10,r=8,p=16$TmFDbA$/bq+HJ00cgB4VucZDQHp/nxq18vII3gw53N2Y0s3MWI")
+        let hash = try PasswordHash(
+            parsing: "$scrypt$ln=10,r=8,p=16$TmFDbA$/bq+HJ00cgB4VucZDQHp/nxq18vII3gw53N2Y0s3MWI")
         #expect(hash.verifies("password"))
         #expect(!hash.verifies("Password"))
     }

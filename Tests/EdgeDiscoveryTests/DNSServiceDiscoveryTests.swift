@@ -19,7 +19,9 @@ struct DNSServiceDiscoveryTests {
     /// Couchbase Lite's sample type: longer than RFC 6335's 15 characters, which the gateway must accept.
     static let serviceType = "_cblistservicesync._tcp"
 
-    @Test("a gateway in A is browsable from B with its address, port, TXT records, and again after an avahi-daemon restart")
+    @Test(
+        "a gateway in A is browsable from B with its address, port, TXT records, and again after an avahi-daemon restart"
+    )
     func advertisesAcrossNamespaces() async throws {
         let lab = try NamespaceLab()
         defer { lab.tearDown() }
@@ -28,7 +30,10 @@ struct DNSServiceDiscoveryTests {
             instanceName: "lab-gateway-a")
         let gateway = try lab.start(
             in: lab.a,
-            [EdgeGatewayExecutable.path, "serve", "--config", files.configuration.path, "--data-dir", files.dataDirectory.path],
+            [
+                EdgeGatewayExecutable.path, "serve", "--config", files.configuration.path, "--data-dir",
+                files.dataDirectory.path,
+            ],
             log: files.log)
         defer { stop(gateway) }
         let payload = try await files.waitForPairingPayload()
@@ -57,7 +62,8 @@ struct DNSServiceDiscoveryTests {
         #expect(txt["s256"] == Base64URL.encode(payload.certificateSHA256))
         #expect(txt["proto"] == "BLIP_3+CBMobile_3")
 
-        let health = try lab.run(in: lab.a, [EdgeGatewayExecutable.path, "health", "--config", files.configuration.path])
+        let health = try lab.run(
+            in: lab.a, [EdgeGatewayExecutable.path, "health", "--config", files.configuration.path])
         #expect(health.output.hasPrefix("healthy: HTTP 200, status up"), "\(health.output)")
 
         // A restarted daemon has forgotten every service: the gateway must register again on its own.
@@ -71,7 +77,8 @@ struct DNSServiceDiscoveryTests {
         #expect(files.logText.contains("DNS-SD advertising stopped"))
         var stillListed = true
         for _ in 0..<25 where stillListed {
-            let browse = try lab.run(in: lab.b, ["avahi-browse", "--parsable", "--resolve", "--terminate", Self.serviceType])
+            let browse = try lab.run(
+                in: lab.b, ["avahi-browse", "--parsable", "--resolve", "--terminate", Self.serviceType])
             stillListed = browse.output.contains("lab-gateway-a")
             if stillListed { try await Task.sleep(for: .milliseconds(200)) }
         }
@@ -148,18 +155,18 @@ struct DNSServiceDiscoveryTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let configuration = directory.appendingPathComponent("gateway.toml")
         try """
-            [node]
-            data_dir = "\(directory.appendingPathComponent("data").path)"
+        [node]
+        data_dir = "\(directory.appendingPathComponent("data").path)"
 
-            [[database]]
-            name = "inventory"
+        [[database]]
+        name = "inventory"
 
-            [[listener]]
-            name = "lan"
-            tls = "self-signed"
-            auth = "none"
-            databases = ["inventory"]
-            """.write(to: configuration, atomically: true, encoding: .utf8)
+        [[listener]]
+        name = "lan"
+        tls = "self-signed"
+        auth = "none"
+        databases = ["inventory"]
+        """.write(to: configuration, atomically: true, encoding: .utf8)
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: EdgeGatewayExecutable.path)
         process.arguments = ["cert", "show", "--config", configuration.path]
@@ -214,7 +221,8 @@ struct DNSServiceDiscoveryTests {
 struct DNSServiceDiscoveryWithoutDaemonTests {
     @Test("the gateway serves sync, logs one line about avahi-daemon and reports discovery as degraded")
     func degradesWithoutDaemon() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edgw-nodaemon-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edgw-nodaemon-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let files = try GatewayFiles(
             directory: directory, opsPort: try freeLoopbackPort(), serviceType: "_edgegateway._tcp",
@@ -237,7 +245,8 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
         #expect(payload.port > 0)
         var health = ""
         for _ in 0..<50 {
-            let probe = try runExternalTool(EdgeGatewayExecutable.path, ["health", "--config", files.configuration.path])
+            let probe = try runExternalTool(
+                EdgeGatewayExecutable.path, ["health", "--config", files.configuration.path])
             health = probe.output
             if health.contains("discovery dns-sd") { break }
             try await Task.sleep(for: .milliseconds(200))

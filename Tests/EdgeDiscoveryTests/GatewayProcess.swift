@@ -26,28 +26,28 @@ struct GatewayFiles {
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try """
-            [node]
-            name = "lab-gateway"
-            data_dir = "\(dataDirectory.path)"
+        [node]
+        name = "lab-gateway"
+        data_dir = "\(dataDirectory.path)"
 
-            [ops]
-            address = "127.0.0.1"
-            port = \(opsPort)
+        [ops]
+        address = "127.0.0.1"
+        port = \(opsPort)
 
-            [[database]]
-            name = "inventory"
+        [[database]]
+        name = "inventory"
 
-            [[listener]]
-            name = "lan"
-            interface = "0.0.0.0"
-            port = 0
-            \(tls)
-            auth = "none"
-            databases = ["inventory"]
-            dns_sd = true
-            dns_sd_type = "\(serviceType)"
-            dns_sd_name = "\(instanceName)"
-            """.write(to: configuration, atomically: true, encoding: .utf8)
+        [[listener]]
+        name = "lan"
+        interface = "0.0.0.0"
+        port = 0
+        \(tls)
+        auth = "none"
+        databases = ["inventory"]
+        dns_sd = true
+        dns_sd_type = "\(serviceType)"
+        dns_sd_name = "\(instanceName)"
+        """.write(to: configuration, atomically: true, encoding: .utf8)
     }
 
     var logText: String {

@@ -44,7 +44,8 @@ final class NamespaceLab {
 
     init() throws {
         let tag = String(UInt32.random(in: 0...0xFFFF), radix: 16)
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("edgw-lab-\(tag)-\(UUID().uuidString.prefix(8))")
+        root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edgw-lab-\(tag)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         a = Node(
             namespace: "edgw-\(tag)-a", interface: "edgwa\(tag)", address: "10.213.0.1",
@@ -76,7 +77,8 @@ final class NamespaceLab {
 
     /// Runs a command to completion inside `node`'s namespace, with its bus as the system bus.
     func run(in node: Node, _ arguments: [String]) throws -> ExternalToolOutcome {
-        try runExternalTool("ip", ["netns", "exec", node.namespace, "env", "DBUS_SYSTEM_BUS_ADDRESS=\(node.busAddress)"] + arguments)
+        try runExternalTool(
+            "ip", ["netns", "exec", node.namespace, "env", "DBUS_SYSTEM_BUS_ADDRESS=\(node.busAddress)"] + arguments)
     }
 
     /// Starts a long-running command inside `node`'s namespace, its output going to `log`.
@@ -131,7 +133,8 @@ final class NamespaceLab {
         for node in [a, b] {
             try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", "lo", "up"]), "lo up")
             try check(
-                runExternalTool("ip", ["-n", node.namespace, "addr", "add", "\(node.address)/24", "dev", node.interface]),
+                runExternalTool(
+                    "ip", ["-n", node.namespace, "addr", "add", "\(node.address)/24", "dev", node.interface]),
                 "addr add")
             try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", node.interface, "up"]), "veth up")
         }
@@ -143,20 +146,20 @@ final class NamespaceLab {
         let busConfig = node.directory.appendingPathComponent("bus.conf")
         // A bus for this lab only: anyone may own names (avahi-daemon takes org.freedesktop.Avahi) and talk.
         try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>system</type>
-              <listen>\(node.busAddress)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow user="*"/>
-                <allow own="*"/>
-                <allow send_destination="*"/>
-                <allow receive_sender="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: busConfig, atomically: true, encoding: .utf8)
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>\(node.busAddress)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_destination="*"/>
+            <allow receive_sender="*"/>
+          </policy>
+        </busconfig>
+        """.write(to: busConfig, atomically: true, encoding: .utf8)
         // In the foreground (not --fork), so that the lab holds the process and stops it with certainty; a
         // forked daemon would also keep the output pipe of whoever started it open.
         let bus = try start(
@@ -169,7 +172,9 @@ final class NamespaceLab {
         }
         do {
             guard FileManager.default.fileExists(atPath: socket) else {
-                let log = (try? String(contentsOf: node.directory.appendingPathComponent("dbus-daemon.log"), encoding: .utf8)) ?? ""
+                let log =
+                    (try? String(contentsOf: node.directory.appendingPathComponent("dbus-daemon.log"), encoding: .utf8))
+                    ?? ""
                 throw LabError(step: "dbus-daemon in \(node.namespace)", detail: "no bus socket: \(log)")
             }
             node.daemon = try startDaemon(node, hostName: hostName, attempt: 1)
@@ -184,23 +189,23 @@ final class NamespaceLab {
     private func startDaemon(_ node: Node, hostName: String, attempt: Int) throws -> SpawnedProcess {
         let configuration = node.directory.appendingPathComponent("avahi-daemon.conf")
         try """
-            [server]
-            host-name=\(hostName)
-            use-ipv4=yes
-            use-ipv6=no
-            allow-interfaces=\(node.interface)
-            enable-dbus=yes
-            ratelimit-interval-usec=1000000
-            ratelimit-burst=1000
+        [server]
+        host-name=\(hostName)
+        use-ipv4=yes
+        use-ipv6=no
+        allow-interfaces=\(node.interface)
+        enable-dbus=yes
+        ratelimit-interval-usec=1000000
+        ratelimit-burst=1000
 
-            [wide-area]
-            enable-wide-area=no
+        [wide-area]
+        enable-wide-area=no
 
-            [publish]
-            publish-hinfo=no
-            publish-workstation=no
-            publish-aaaa-on-ipv4=no
-            """.write(to: configuration, atomically: true, encoding: .utf8)
+        [publish]
+        publish-hinfo=no
+        publish-workstation=no
+        publish-aaaa-on-ipv4=no
+        """.write(to: configuration, atomically: true, encoding: .utf8)
         let log = node.directory.appendingPathComponent("avahi-daemon-\(attempt).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let output = try FileHandle(forWritingTo: log)

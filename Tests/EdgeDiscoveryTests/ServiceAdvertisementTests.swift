@@ -20,7 +20,8 @@ struct ServiceAdvertisementTests {
         #expect(throws: DiscoveryError.self) { try ServiceAdvertisement(name: "n", type: "_a._tcp", port: 0, txt: []) }
         do {
             _ = try ServiceAdvertisement(
-                name: "n", type: "_a._tcp", port: 1, txt: [TXTEntry(key: "db", value: String(repeating: "d", count: 253))])
+                name: "n", type: "_a._tcp", port: 1,
+                txt: [TXTEntry(key: "db", value: String(repeating: "d", count: 253))])
             Issue.record("a 256-byte TXT string was accepted")
         } catch {
             #expect("\(error)".contains("255"))

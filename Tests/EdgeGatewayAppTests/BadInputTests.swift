@@ -1,9 +1,9 @@
 import EdgeConfig
 import EdgeCredentials
+import EdgeGatewayTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import EdgeGatewayTestSupport
 import Logging
 import Testing
 

@@ -41,7 +41,8 @@ struct FileReloadTests {
 
     @Test("tls = \"file\": new connections get a replaced certificate, pairing follows; broken files are refused")
     func certificateFilesReload() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-reload-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-reload-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try IdentityFiles(in: directory, name: "first")
         let second = try IdentityFiles(in: directory, name: "second")
@@ -52,22 +53,26 @@ struct FileReloadTests {
         try FileManager.default.copyItem(atPath: first.certificate, toPath: certificate)
         try FileManager.default.copyItem(atPath: first.key, toPath: key)
 
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[listener]]
-            name = "lan"
-            interface = "127.0.0.1"
-            port = 0
-            tls = "file"
-            tls_certificate = "\(certificate)"
-            tls_key = "\(key)"
-            auth = "none"
-            databases = ["inventory"]
-            """) { application in
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = 0
+                tls = "file"
+                tls_certificate = "\(certificate)"
+                tls_key = "\(key)"
+                auth = "none"
+                databases = ["inventory"]
+                """
+        ) { application in
             try await application.test(.live) { client in
                 let port = try await UpstreamTests.listenerPort(client)
                 #expect(try await Self.pairingSHA256(client) == first.sha256)
-                #expect(try await pushDocuments(port: port, pinning: first.identity, documents: 1, prefix: "a").completed == 1)
+                #expect(
+                    try await pushDocuments(port: port, pinning: first.identity, documents: 1, prefix: "a").completed
+                        == 1)
 
                 try Self.replace(key, with: second.key)
                 try Self.replace(certificate, with: second.certificate)
@@ -75,7 +80,9 @@ struct FileReloadTests {
                     try await Self.pairingSHA256(client) == second.sha256
                 }
                 try await UpstreamTests.waitFor(.listener, in: client) { $0.status == .up }
-                #expect(try await pushDocuments(port: port, pinning: second.identity, documents: 1, prefix: "b").completed == 1)
+                #expect(
+                    try await pushDocuments(port: port, pinning: second.identity, documents: 1, prefix: "b").completed
+                        == 1)
                 let refusal = await dialError {
                     _ = try await pushDocuments(port: port, pinning: first.identity, documents: 1, prefix: "c")
                 }
@@ -88,7 +95,9 @@ struct FileReloadTests {
                 let degraded = try await UpstreamTests.waitFor(.listener, in: client) { $0.status == .degraded }
                 #expect(degraded.reason?.hasPrefix("certificate files refused: ") == true)
                 #expect(degraded.reason?.hasSuffix("the certificate loaded before is still served") == true)
-                #expect(try await pushDocuments(port: port, pinning: second.identity, documents: 1, prefix: "d").completed == 1)
+                #expect(
+                    try await pushDocuments(port: port, pinning: second.identity, documents: 1, prefix: "d").completed
+                        == 1)
                 #expect(try await Self.pairingSHA256(client) == second.sha256)
             }
         }
@@ -101,16 +110,20 @@ struct FileReloadTests {
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let hubSHA256 = try #require(try await Self.pairingSHA256(hubClient))
                 let wrong = try IdentityFiles(
-                    in: FileManager.default.temporaryDirectory.appendingPathComponent("edge-wrong-\(UUID().uuidString)"),
+                    in: FileManager.default.temporaryDirectory.appendingPathComponent(
+                        "edge-wrong-\(UUID().uuidString)"),
                     name: "wrong")
 
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "edge-gateway-\(UUID().uuidString)")
                 defer { try? FileManager.default.removeItem(at: directory) }
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 let trustStore = TrustedPeerStore(dataDirectory: directory.path)
                 let endpoint = TrustedPeerStore.endpoint(host: "127.0.0.1", port: port)
                 try trustStore.add(
-                    .init(endpoint: endpoint, sha256: try CertificateFingerprint(hexString: wrong.sha256), label: "wrong"))
+                    .init(
+                        endpoint: endpoint, sha256: try CertificateFingerprint(hexString: wrong.sha256), label: "wrong")
+                )
                 try await withTemporaryGateway(
                     extraTOML: """
 
@@ -129,7 +142,9 @@ struct FileReloadTests {
 
                         _ = try trustStore.remove(endpoint: endpoint)
                         try trustStore.add(
-                            .init(endpoint: endpoint, sha256: try CertificateFingerprint(hexString: hubSHA256), label: "hub"))
+                            .init(
+                                endpoint: endpoint, sha256: try CertificateFingerprint(hexString: hubSHA256),
+                                label: "hub"))
                         let synced = try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
                             $0.status == .up && $0.details["lastSuccess"] != HealthValue.none
                         }
@@ -146,7 +161,8 @@ struct FileReloadTests {
             try await hub.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let hubSHA256 = try #require(try await Self.pairingSHA256(hubClient))
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "edge-gateway-\(UUID().uuidString)")
                 defer { try? FileManager.default.removeItem(at: directory) }
                 try await withTemporaryGateway(
                     extraTOML: """
@@ -166,7 +182,9 @@ struct FileReloadTests {
 
                         let endpoint = TrustedPeerStore.endpoint(host: "127.0.0.1", port: port)
                         try TrustedPeerStore(dataDirectory: directory.path).add(
-                            .init(endpoint: endpoint, sha256: try CertificateFingerprint(hexString: hubSHA256), label: "hub"))
+                            .init(
+                                endpoint: endpoint, sha256: try CertificateFingerprint(hexString: hubSHA256),
+                                label: "hub"))
                         let synced = try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
                             $0.status == .up && $0.details["lastSuccess"] != HealthValue.none
                         }

@@ -1,5 +1,5 @@
-import EdgeStore
 import EdgeConfig
+import EdgeStore
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -46,7 +46,8 @@ struct HealthEndpointTests {
                 var listener: ComponentHealth?
                 for _ in 0..<50 {
                     listener = try await client.execute(uri: "/health", method: .get) { response in
-                        let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))
+                        let report = try JSONDecoder().decode(
+                            HealthMonitor.Report.self, from: Data(buffer: response.body))
                         return report.components.first { $0.kind == .listener }
                     }
                     if listener?.status == .up { break }
@@ -98,9 +99,10 @@ struct HealthEndpointTests {
     @Test("a component that is down turns /health and /health/ready into 503 and names the reason")
     func downComponent() async throws {
         let monitor = HealthMonitor(nodeName: "down-test")
-        monitor.register(StaticReporter(reports: [
-            ComponentHealth(name: "cloud", kind: .upstream, status: .down, reason: "HTTP 401 from upstream")
-        ]))
+        monitor.register(
+            StaticReporter(reports: [
+                ComponentHealth(name: "cloud", kind: .upstream, status: .down, reason: "HTTP 401 from upstream")
+            ]))
         monitor.markReady()
         let router = Router()
         HealthController(monitor: monitor).addRoutes(to: router)
@@ -121,10 +123,11 @@ struct HealthEndpointTests {
     @Test("a degraded component keeps /health at 200 but reports it")
     func degradedComponent() async throws {
         let monitor = HealthMonitor(nodeName: "degraded-test")
-        monitor.register(StaticReporter(reports: [
-            ComponentHealth(name: "dns-sd", kind: .discovery, status: .degraded, reason: "no avahi-daemon"),
-            ComponentHealth(name: "inventory", kind: .store, status: .up),
-        ]))
+        monitor.register(
+            StaticReporter(reports: [
+                ComponentHealth(name: "dns-sd", kind: .discovery, status: .degraded, reason: "no avahi-daemon"),
+                ComponentHealth(name: "inventory", kind: .store, status: .up),
+            ]))
         let router = Router()
         HealthController(monitor: monitor).addRoutes(to: router)
         try await Application(router: router).test(.router) { client in
@@ -153,7 +156,8 @@ func withTemporaryGateway(
     _ body: (any ApplicationProtocol) async throws -> Void
 ) async throws {
     let directory =
-        dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+        dataDirectory
+        ?? FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
     let configuration = try ConfigurationLoader.parse(
         toml: """

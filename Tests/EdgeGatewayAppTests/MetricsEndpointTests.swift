@@ -8,11 +8,11 @@ import HummingbirdTesting
 import Logging
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 @testable import EdgeGatewayApp
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite("Prometheus metrics on the ops port")
 struct MetricsEndpointTests {
@@ -20,16 +20,18 @@ struct MetricsEndpointTests {
         "after a push over a real socket, both gateways' /metrics parse and show the replication",
         .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
     func metricsAfterReplication() async throws {
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[listener]]
-            name = "lan"
-            interface = "127.0.0.1"
-            port = 0
-            tls = "off"
-            auth = "none"
-            databases = ["inventory"]
-            """) { hubGateway in
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = 0
+                tls = "off"
+                auth = "none"
+                databases = ["inventory"]
+                """
+        ) { hubGateway in
             try await hubGateway.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let before = try await Self.scrape(hubClient)
@@ -58,17 +60,21 @@ struct MetricsEndpointTests {
                         let edgeMetrics = try await Self.scrape(edgeClient)
                         let upstream = ["upstream": "hub", "database": "inventory"]
                         #expect(
-                            edgeMetrics.value("edgegateway_upstream_documents_total", upstream.merging(["direction": "sent"]) { $1 })
+                            edgeMetrics.value(
+                                "edgegateway_upstream_documents_total", upstream.merging(["direction": "sent"]) { $1 })
                                 == 25)
                         #expect(
                             edgeMetrics.value(
-                                "edgegateway_upstream_documents_total", upstream.merging(["direction": "received"]) { $1 })
+                                "edgegateway_upstream_documents_total",
+                                upstream.merging(["direction": "received"]) { $1 })
                                 == 0)
                         #expect(
-                            (edgeMetrics.value("edgegateway_upstream_bytes_total", upstream.merging(["direction": "sent"]) { $1 })
+                            (edgeMetrics.value(
+                                "edgegateway_upstream_bytes_total", upstream.merging(["direction": "sent"]) { $1 })
                                 ?? 0) >= 25 * 6)
-                        #expect((edgeMetrics.value("edgegateway_upstream_last_success_timestamp_seconds", upstream) ?? 0)
-                            > Date().timeIntervalSince1970 - 120)
+                        #expect(
+                            (edgeMetrics.value("edgegateway_upstream_last_success_timestamp_seconds", upstream) ?? 0)
+                                > Date().timeIntervalSince1970 - 120)
                         #expect(edgeMetrics.value("edgegateway_upstream_retries_total", upstream) == 0)
                         let lag = try #require(
                             edgeMetrics.value(
@@ -82,7 +88,9 @@ struct MetricsEndpointTests {
                         let errorKinds = edgeMetrics.filter {
                             $0.name == "edgegateway_upstream_errors_total" && $0.labels["upstream"] == "hub"
                         }
-                        #expect(Set(errorKinds.compactMap { $0.labels["kind"] }) == Set(ReplicationErrorKind.allCases.map(\.rawValue)))
+                        #expect(
+                            Set(errorKinds.compactMap { $0.labels["kind"] })
+                                == Set(ReplicationErrorKind.allCases.map(\.rawValue)))
                         #expect(errorKinds.allSatisfy { $0.value == 0 })
                         let activities = edgeMetrics.filter { $0.name == "edgegateway_upstream_activity" }
                         #expect(activities.count == 5)
@@ -102,7 +110,8 @@ struct MetricsEndpointTests {
                 #expect((after.value("edgegateway_listener_connections_total", lan) ?? 0) >= 1)
                 #expect(after.value("edgegateway_listener_connections_open", lan) != nil)
                 #expect(
-                    after.value("edgegateway_listener_refused_upgrades_total", ["listener": "lan", "status": "404"]) == 1)
+                    after.value("edgegateway_listener_refused_upgrades_total", ["listener": "lan", "status": "404"])
+                        == 1)
                 #expect(after.value("edgegateway_listener_conflicts_total", lan) == 0)
                 #expect(after.value("edgegateway_store_documents", ["database": "inventory"]) == 25)
                 #expect((after.value("edgegateway_store_size_bytes", ["database": "inventory"]) ?? 0) > 0)
@@ -128,41 +137,46 @@ struct MetricsEndpointTests {
         "a pull counts blob bytes both ways, reports its checkpoint lag, and a dead upstream counts network errors",
         .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
     func pullMetrics() async throws {
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[listener]]
-            name = "lan"
-            interface = "127.0.0.1"
-            port = 0
-            tls = "off"
-            auth = "none"
-            rest_api = true
-            databases = ["inventory"]
-            """) { hubGateway in
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = 0
+                tls = "off"
+                auth = "none"
+                rest_api = true
+                databases = ["inventory"]
+                """
+        ) { hubGateway in
             try await hubGateway.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let blob = Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
                 #expect(try await Self.restPut(port: port, path: "/inventory/manual/manual.pdf", body: blob) == 201)
                 for index in 0..<3 {
-                    #expect(try await Self.restPut(port: port, path: "/inventory/doc-\(index)", body: Data("{}".utf8)) == 201)
+                    #expect(
+                        try await Self.restPut(port: port, path: "/inventory/doc-\(index)", body: Data("{}".utf8))
+                            == 201)
                 }
                 try await withClosedLoopbackPort { deadPort in
-                    try await withTemporaryGateway(extraTOML: """
+                    try await withTemporaryGateway(
+                        extraTOML: """
 
-                        [[upstream]]
-                        name = "hub"
-                        database = "inventory"
-                        url = "ws://127.0.0.1:\(port)/inventory"
-                        type = "pull"
-                        continuous = false
+                            [[upstream]]
+                            name = "hub"
+                            database = "inventory"
+                            url = "ws://127.0.0.1:\(port)/inventory"
+                            type = "pull"
+                            continuous = false
 
-                        [[upstream]]
-                        name = "dead"
-                        database = "inventory"
-                        url = "ws://127.0.0.1:\(deadPort)/inventory"
-                        type = "pull"
-                        continuous = false
-                        """
+                            [[upstream]]
+                            name = "dead"
+                            database = "inventory"
+                            url = "ws://127.0.0.1:\(deadPort)/inventory"
+                            type = "pull"
+                            continuous = false
+                            """
                     ) { edge in
                         try await edge.test(.live) { edgeClient in
                             try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
@@ -180,16 +194,20 @@ struct MetricsEndpointTests {
                                 edgeMetrics.value(
                                     "edgegateway_upstream_checkpoint_lag_sequences",
                                     hub.merging(["direction": "sent"]) { $1 }) == nil, "a pull-only upstream")
-                            #expect(edgeMetrics.value("edgegateway_upstream_errors_total", hub.merging(["kind": "network"]) { $1 }) == 0)
+                            #expect(
+                                edgeMetrics.value(
+                                    "edgegateway_upstream_errors_total", hub.merging(["kind": "network"]) { $1 }) == 0)
 
                             let dead = ["upstream": "dead", "kind": "network"]
-                            for _ in 0..<100 where (edgeMetrics.value("edgegateway_upstream_errors_total", dead) ?? 0) < 1 {
+                            for _ in 0..<100
+                            where (edgeMetrics.value("edgegateway_upstream_errors_total", dead) ?? 0) < 1 {
                                 try await Task.sleep(for: .milliseconds(100))
                                 edgeMetrics = try await Self.scrape(edgeClient)
                             }
                             #expect((edgeMetrics.value("edgegateway_upstream_errors_total", dead) ?? 0) >= 1)
                             #expect(
-                                edgeMetrics.value("edgegateway_upstream_errors_total", ["upstream": "dead", "kind": "auth"]) == 0)
+                                edgeMetrics.value(
+                                    "edgegateway_upstream_errors_total", ["upstream": "dead", "kind": "auth"]) == 0)
                         }
                     }
                 }
@@ -205,54 +223,61 @@ struct MetricsEndpointTests {
         "refused credentials count as auth errors on both sides: the listener's database and the upstream",
         .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
     func authErrors() async throws {
-        let usersDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-users-\(UUID().uuidString)")
+        let usersDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-users-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: usersDirectory) }
         let usersFile = try StatusPageTests.writeUsersFile(in: usersDirectory)
         let passwordFile = usersDirectory.appendingPathComponent("guessed-password")
         try Data("guessed\n".utf8).write(to: passwordFile)
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[listener]]
-            name = "lan"
-            interface = "127.0.0.1"
-            port = 0
-            tls = "off"
-            auth = "basic"
-            users_file = "\(usersFile)"
-            databases = ["inventory"]
-            """) { hubGateway in
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = 0
+                tls = "off"
+                auth = "basic"
+                users_file = "\(usersFile)"
+                databases = ["inventory"]
+                """
+        ) { hubGateway in
             try await hubGateway.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let lan = ["listener": "lan", "database": "inventory", "kind": "auth"]
                 #expect(try await Self.scrape(hubClient).value("edgegateway_listener_errors_total", lan) == 0)
-                try await withTemporaryGateway(extraTOML: """
+                try await withTemporaryGateway(
+                    extraTOML: """
 
-                    [[upstream]]
-                    name = "hub"
-                    database = "inventory"
-                    url = "ws://127.0.0.1:\(port)/inventory"
-                    type = "pull"
-                    continuous = false
-                    username = "mallory"
-                    password_file = "\(passwordFile.path)"
-                    """
+                        [[upstream]]
+                        name = "hub"
+                        database = "inventory"
+                        url = "ws://127.0.0.1:\(port)/inventory"
+                        type = "pull"
+                        continuous = false
+                        username = "mallory"
+                        password_file = "\(passwordFile.path)"
+                        """
                 ) { edge in
                     try await edge.test(.live) { edgeClient in
                         let upstream = ["upstream": "hub", "kind": "auth"]
                         var edgeMetrics = try await Self.scrape(edgeClient)
-                        for _ in 0..<100 where (edgeMetrics.value("edgegateway_upstream_errors_total", upstream) ?? 0) < 1 {
+                        for _ in 0..<100
+                        where (edgeMetrics.value("edgegateway_upstream_errors_total", upstream) ?? 0) < 1 {
                             try await Task.sleep(for: .milliseconds(100))
                             edgeMetrics = try await Self.scrape(edgeClient)
                         }
                         #expect((edgeMetrics.value("edgegateway_upstream_errors_total", upstream) ?? 0) >= 1)
                         #expect(
-                            edgeMetrics.value("edgegateway_upstream_errors_total", ["upstream": "hub", "kind": "network"]) == 0)
+                            edgeMetrics.value(
+                                "edgegateway_upstream_errors_total", ["upstream": "hub", "kind": "network"]) == 0)
                     }
                 }
                 let hubMetrics = try await Self.scrape(hubClient)
                 #expect((hubMetrics.value("edgegateway_listener_errors_total", lan) ?? 0) >= 1)
                 #expect(
-                    hubMetrics.value("edgegateway_listener_refused_upgrades_total", ["listener": "lan", "status": "401"])
+                    hubMetrics.value(
+                        "edgegateway_listener_refused_upgrades_total", ["listener": "lan", "status": "401"])
                         == hubMetrics.value("edgegateway_listener_errors_total", lan))
             }
         }
@@ -263,7 +288,8 @@ struct MetricsEndpointTests {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = "PUT"
         request.httpBody = body
-        request.setValue(path.hasSuffix(".pdf") ? "application/pdf" : "application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(
+            path.hasSuffix(".pdf") ? "application/pdf" : "application/json", forHTTPHeaderField: "Content-Type")
         let (_, response) = try await URLSession.shared.data(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }

@@ -21,7 +21,8 @@ struct PairingEndpointTests {
 
     @Test("/pairing lists a payload that pins the listener's certificate, names its bound port and the node ID")
     func payloadJSON() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-gateway-\(UUID().uuidString)")
         try await withTemporaryGateway(extraTOML: Self.tlsListener, dataDirectory: directory) { application in
             try await application.test(.live) { client in
                 let entries = try await client.execute(uri: "/pairing", method: .get) { response in
@@ -49,11 +50,16 @@ struct PairingEndpointTests {
                 try await client.execute(uri: "/pairing.png", method: .get) { response in
                     #expect(response.status == .ok)
                     #expect(response.headers[.contentType] == "image/png")
-                    #expect(Array(Data(buffer: response.body).prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+                    #expect(
+                        Array(Data(buffer: response.body).prefix(8)) == [
+                            0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A,
+                        ])
                 }
                 try await client.execute(uri: "/pairing.svg", method: .get) { response in
                     #expect(response.status == .ok)
-                    #expect(String(buffer: response.body).hasPrefix("<svg") || String(buffer: response.body).hasPrefix("<?xml"))
+                    #expect(
+                        String(buffer: response.body).hasPrefix("<svg")
+                            || String(buffer: response.body).hasPrefix("<?xml"))
                 }
                 try await client.execute(uri: "/pairing.png?database=elsewhere", method: .get) { response in
                     #expect(response.status == .notFound)

@@ -12,7 +12,8 @@ import Testing
 struct StatusAPITests {
     @Test("/upstreams reports status and remote UUID; /pending lists unpushed documents; unknown names are 404")
     func upstreamsAndPending() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-status-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-status-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let seed = try DocumentStore(dataDirectory: directory)
         let database = try await seed.database(named: "inventory")
@@ -82,7 +83,8 @@ struct StatusAPITests {
                         try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
                     #expect(listeners.first?["name"] as? String == "lan")
                     #expect(listeners.first?["activeConnections"] as? Int == 0)
-                    #expect((listeners.first?["databases"] as? [[String: Any]])?.first?["name"] as? String == "inventory")
+                    #expect(
+                        (listeners.first?["databases"] as? [[String: Any]])?.first?["name"] as? String == "inventory")
                 }
             }
         }

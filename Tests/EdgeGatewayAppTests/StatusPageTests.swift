@@ -84,7 +84,9 @@ struct StatusPageTests {
             #expect(entry.payload.contains("&"))
             let svg = try QRCode(encoding: entry.payload).svgRendering()
             #expect(page.contains(svg))
-            #expect(page.contains("<code class=\"payload\">\(entry.payload.replacingOccurrences(of: "&", with: "&amp;"))</code>"))
+            #expect(
+                page.contains(
+                    "<code class=\"payload\">\(entry.payload.replacingOccurrences(of: "&", with: "&amp;"))</code>"))
 
             // No secret: not the password, not its hash, not the key.
             let hash = try String(contentsOfFile: usersFile, encoding: .utf8)
@@ -114,7 +116,8 @@ struct StatusPageTests {
 
     @Test("a replication over a real socket shows on both pages: the device with its user and counts, the upstream")
     func replicationShows() async throws {
-        let hubDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-hub-\(UUID().uuidString)")
+        let hubDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-hub-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: hubDirectory) }
         let usersFile = try Self.writeUsersFile(in: hubDirectory)
         try await Self.seed(hubDirectory, documents: ["hub-1", "hub-2"])
@@ -152,7 +155,8 @@ struct StatusPageTests {
             #expect(before.contains(#"<span class="warn">off: plain ws://, unencrypted</span>"#))
             #expect(before.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>2</b></span>"#))
 
-            let edgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-\(UUID().uuidString)")
+            let edgeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "edge-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: edgeDirectory) }
             try await Self.seed(edgeDirectory, documents: ["edge-1", "edge-2", "edge-3", "edge-4", "edge-5"])
             let edgeConfiguration = try ConfigurationLoader.parse(
@@ -182,7 +186,8 @@ struct StatusPageTests {
             let edge = try await buildApplication(configuration: edgeConfiguration, logger: Logger(label: "edge"))
             try await edge.test(.live) { edgeClient in
                 let during = try await Self.waitForLive(hubClient) {
-                    $0.contains(#"data-figure="listener.lan.pushed">5<"#) && $0.contains(#"data-figure="listener.lan.pulled">2<"#)
+                    $0.contains(#"data-figure="listener.lan.pushed">5<"#)
+                        && $0.contains(#"data-figure="listener.lan.pulled">2<"#)
                 }
                 #expect(during.contains(#"data-figure="listener.lan.open">1<"#))
                 #expect(during.contains(#"data-figure="listener.lan.total">1<"#))
@@ -193,11 +198,13 @@ struct StatusPageTests {
                 #expect(during.contains(#" s ago)</span></td>"#))
                 #expect(during.contains(#"<td data-label="Pushed" class="number">5</td>"#))
                 #expect(during.contains(#"<td data-label="Pulled" class="number">2</td>"#))
-                #expect(during.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>7</b></span>"#))
+                #expect(
+                    during.contains(#"<span class="detail" data-detail="lastSequence">last sequence <b>7</b></span>"#))
                 #expect(!during.contains(Self.hostileUser))
                 // The ops API reports the same connection, as JSON.
                 let listeners = try await hubClient.execute(uri: "/listeners", method: .get) { response in
-                    try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
+                    try #require(
+                        try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]])
                 }
                 let connection = try #require((listeners.first?["connections"] as? [[String: Any]])?.first)
                 #expect(connection["user"] as? String == Self.hostileUser)
@@ -264,10 +271,14 @@ struct StatusPageTests {
 
     @Test("escaping covers the five characters that can start markup or end an attribute")
     func escaping() {
-        #expect("<a href=\"x\">Tom & Jerry's</a>".htmlEscaped == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
+        #expect(
+            "<a href=\"x\">Tom & Jerry's</a>".htmlEscaped
+                == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
         let name = "<script>alert(1)</script>"
         let html: HTML = "<p title=\"\(name)\">\(name)</p>"
-        #expect(html.markup == "<p title=\"&lt;script&gt;alert(1)&lt;/script&gt;\">&lt;script&gt;alert(1)&lt;/script&gt;</p>")
+        #expect(
+            html.markup
+                == "<p title=\"&lt;script&gt;alert(1)&lt;/script&gt;\">&lt;script&gt;alert(1)&lt;/script&gt;</p>")
         #expect(StatusPageSnapshot.duration(seconds: 12) == "12 s")
         #expect(StatusPageSnapshot.duration(seconds: 4 * 60 + 10) == "4 min 10 s")
         #expect(StatusPageSnapshot.duration(seconds: 2 * 3600 + 5 * 60 + 9) == "2 h 5 min")
@@ -283,7 +294,8 @@ struct StatusPageTests {
     static func writeUsersFile(in directory: URL) throws -> String {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("users.toml").path
-        let hash = try PasswordHash.make(password: password, parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
+        let hash = try PasswordHash.make(
+            password: password, parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
         try UsersFile.write([ListenerUser(name: hostileUser, passwordHash: hash)], to: path)
         return path
     }

@@ -35,19 +35,22 @@ struct StrictUpstreamAppTests {
         let identity = try TLSIdentity.loadOrCreateSelfSigned(
             directory: identityDirectory.path, commonName: "strict-hub", logger: Logger(label: "test"))
         let frontTLS = scheme == "wss" ? try NIOSSLContext(configuration: try identity.serverTLSConfiguration()) : nil
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[listener]]
-            name = "lan"
-            interface = "127.0.0.1"
-            port = 0
-            tls = "off"
-            auth = "none"
-            databases = ["inventory"]
-            """) { hub in
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = 0
+                tls = "off"
+                auth = "none"
+                databases = ["inventory"]
+                """
+        ) { hub in
             try await hub.test(.live) { hubClient in
                 let hubPort = try await UpstreamTests.listenerPort(hubClient)
-                try await StrictUpgradeProxy.run(backendPort: hubPort, options: .init(frontTLS: frontTLS)) { port, proxy in
+                try await StrictUpgradeProxy.run(backendPort: hubPort, options: .init(frontTLS: frontTLS)) {
+                    port, proxy in
                     let trust =
                         scheme == "wss"
                         ? "server_trust = \"pinned\"\npinned_sha256 = \"\(identity.sha256Fingerprint.colonHex)\"" : ""

@@ -1,5 +1,5 @@
-import EdgeGatewayTestSupport
 import EdgeConfig
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Hummingbird
@@ -13,16 +13,18 @@ import Testing
 struct UpstreamTests {
     @Test("a gateway pushes to another gateway's listener at start and reports the upstream on /health")
     func gatewayToGateway() async throws {
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[listener]]
-            name = "lan"
-            interface = "127.0.0.1"
-            port = 0
-            tls = "off"
-            auth = "none"
-            databases = ["inventory"]
-            """) { upstreamGateway in
+                [[listener]]
+                name = "lan"
+                interface = "127.0.0.1"
+                port = 0
+                tls = "off"
+                auth = "none"
+                databases = ["inventory"]
+                """
+        ) { upstreamGateway in
             try await upstreamGateway.test(.live) { upstreamClient in
                 let port = try await Self.listenerPort(upstreamClient)
 
@@ -44,7 +46,9 @@ struct UpstreamTests {
                         for _ in 0..<300 {
                             upstream = try await Self.component(.upstream, from: edgeClient)
                             store = try await Self.component(.store, from: upstreamClient)
-                            if upstream?.details["completed"] == .integer(25), store?.details["lastSequence"] == .integer(25) {
+                            if upstream?.details["completed"] == .integer(25),
+                                store?.details["lastSequence"] == .integer(25)
+                            {
                                 break
                             }
                             try await Task.sleep(for: .milliseconds(100))
@@ -64,15 +68,17 @@ struct UpstreamTests {
     @Test("an unreachable upstream is retried and shows as degraded, not as a crash")
     func unreachableUpstream() async throws {
         let port = try freeLoopbackPort()
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[upstream]]
-            name = "hub"
-            database = "inventory"
-            url = "ws://127.0.0.1:\(port)/inventory"
-            type = "pull"
-            continuous = true
-            """) { application in
+                [[upstream]]
+                name = "hub"
+                database = "inventory"
+                url = "ws://127.0.0.1:\(port)/inventory"
+                type = "pull"
+                continuous = true
+                """
+        ) { application in
             try await application.test(.live) { client in
                 var upstream: ComponentHealth?
                 for _ in 0..<50 {
@@ -97,29 +103,33 @@ struct UpstreamTests {
         // whose 401 stopped this upstream for good.
         let reserved = try ReservedLoopbackPort()
         let port = reserved.port
-        try await withTemporaryGateway(extraTOML: """
+        try await withTemporaryGateway(
+            extraTOML: """
 
-            [[upstream]]
-            name = "hub"
-            database = "inventory"
-            url = "ws://127.0.0.1:\(port)/inventory"
-            type = "pull"
-            continuous = true
-            max_attempt_wait = "1s"
-            """) { edge in
+                [[upstream]]
+                name = "hub"
+                database = "inventory"
+                url = "ws://127.0.0.1:\(port)/inventory"
+                type = "pull"
+                continuous = true
+                max_attempt_wait = "1s"
+                """
+        ) { edge in
             try await edge.test(.live) { edgeClient in
                 try await Self.waitFor(.upstream, in: edgeClient) { $0.status == .degraded }
                 reserved.release()
-                try await withTemporaryGateway(extraTOML: """
+                try await withTemporaryGateway(
+                    extraTOML: """
 
-                    [[listener]]
-                    name = "lan"
-                    interface = "127.0.0.1"
-                    port = \(port)
-                    tls = "off"
-                    auth = "none"
-                    databases = ["inventory"]
-                    """) { hub in
+                        [[listener]]
+                        name = "lan"
+                        interface = "127.0.0.1"
+                        port = \(port)
+                        tls = "off"
+                        auth = "none"
+                        databases = ["inventory"]
+                        """
+                ) { hub in
                     try await hub.test(.live) { _ in
                         let upstream = try await Self.waitFor(.upstream, in: edgeClient) {
                             $0.status == .up && $0.details["activity"] == "idle"
@@ -148,7 +158,9 @@ struct UpstreamTests {
         throw CancellationError()
     }
 
-    static func component(_ kind: ComponentHealth.Kind, from client: some TestClientProtocol) async throws -> ComponentHealth? {
+    static func component(_ kind: ComponentHealth.Kind, from client: some TestClientProtocol) async throws
+        -> ComponentHealth?
+    {
         try await client.execute(uri: "/health", method: .get) { response in
             let report = try JSONDecoder().decode(HealthMonitor.Report.self, from: Data(buffer: response.body))
             return report.components.first { $0.kind == kind }
@@ -157,7 +169,9 @@ struct UpstreamTests {
 
     static func listenerPort(_ client: some TestClientProtocol) async throws -> Int {
         for _ in 0..<50 {
-            if let listener = try await component(.listener, from: client), case .integer(let port) = listener.details["port"] {
+            if let listener = try await component(.listener, from: client),
+                case .integer(let port) = listener.details["port"]
+            {
                 return port
             }
             try await Task.sleep(for: .milliseconds(100))

@@ -17,12 +17,12 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("good.toml")
         try """
-            [node]
-            name = "site"
+        [node]
+        name = "site"
 
-            [[database]]
-            name = "inventory"
-            """.write(to: file, atomically: true, encoding: .utf8)
+        [[database]]
+        name = "inventory"
+        """.write(to: file, atomically: true, encoding: .utf8)
         let outcome = try await EdgeGatewayBinary.run(["config", "check", file.path])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardOutput.contains("OK (node \"site\", 1 database(s)"))
@@ -34,12 +34,12 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("bad.toml")
         try """
-            [node]
-            name = "site"
+        [node]
+        name = "site"
 
-            [ops]
-            port = "4985"
-            """.write(to: file, atomically: true, encoding: .utf8)
+        [ops]
+        port = "4985"
+        """.write(to: file, atomically: true, encoding: .utf8)
         let outcome = try await EdgeGatewayBinary.run(["config", "check", file.path])
         #expect(outcome.status == 2)
         #expect(outcome.standardError.contains("bad.toml:5: ops.port: must be an integer 0-65535"))
@@ -52,17 +52,17 @@ struct CommandLineTests {
         let port = try freeLoopbackPort()
         let file = directory.appendingPathComponent("gateway.toml")
         try """
-            [node]
-            name = "cli-test"
-            data_dir = "\(directory.appendingPathComponent("data").path)"
+        [node]
+        name = "cli-test"
+        data_dir = "\(directory.appendingPathComponent("data").path)"
 
-            [ops]
-            address = "127.0.0.1"
-            port = \(port)
+        [ops]
+        address = "127.0.0.1"
+        port = \(port)
 
-            [[database]]
-            name = "inventory"
-            """.write(to: file, atomically: true, encoding: .utf8)
+        [[database]]
+        name = "inventory"
+        """.write(to: file, atomically: true, encoding: .utf8)
 
         let gateway = try EdgeGatewayBinary.start(["serve", "--config", file.path])
         defer { if gateway.process.isRunning { gateway.process.terminate() } }

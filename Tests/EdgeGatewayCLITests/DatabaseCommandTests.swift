@@ -8,7 +8,9 @@ import Testing
 
 @Suite("edge-gateway db export and import")
 struct DatabaseCommandTests {
-    @Test("export writes every current revision with its history; import elsewhere stores the same bodies and revision IDs")
+    @Test(
+        "export writes every current revision with its history; import elsewhere stores the same bodies and revision IDs"
+    )
     func roundTrip() async throws {
         let source = try temporaryDirectory()
         let copy = try temporaryDirectory()
@@ -20,7 +22,9 @@ struct DatabaseCommandTests {
             let put = try await EdgeGatewayBinary.run(["docs", "put", docID, body, "--data-dir", source.path])
             #expect(put.status == 0, "\(put.standardError)")
         }
-        _ = try await EdgeGatewayBinary.run(["docs", "put", "a", #"{"qty": 1.50, "tags": ["x", "y"]}"#, "--data-dir", source.path])
+        _ = try await EdgeGatewayBinary.run([
+            "docs", "put", "a", #"{"qty": 1.50, "tags": ["x", "y"]}"#, "--data-dir", source.path,
+        ])
         _ = try await EdgeGatewayBinary.run(["docs", "delete", "c", "--data-dir", source.path])
 
         let exported = try await EdgeGatewayBinary.run(["db", "export", "inventory", "--data-dir", source.path])
@@ -47,13 +51,17 @@ struct DatabaseCommandTests {
         let file = copy.appendingPathComponent("inventory.jsonl")
         try Data(exported.standardOutput.utf8).write(to: file)
         _ = try await EdgeGatewayBinary.run(["docs", "put", "c", #"{"live": true}"#, "--data-dir", copy.path])
-        let imported = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", copy.path])
+        let imported = try await EdgeGatewayBinary.run([
+            "db", "import", "inventory", file.path, "--data-dir", copy.path,
+        ])
         #expect(imported.status == 0, "\(imported.standardError)")
         #expect(
-            imported.standardOutput == "3 documents stored, 0 already present, 0 deletions of absent documents skipped\n")
+            imported.standardOutput
+                == "3 documents stored, 0 already present, 0 deletions of absent documents skipped\n")
 
         let fetched = try await EdgeGatewayBinary.run(["docs", "get", "b", "--data-dir", copy.path])
-        let b = try #require(try JSONSerialization.jsonObject(with: Data(fetched.standardOutput.utf8)) as? [String: Any])
+        let b = try #require(
+            try JSONSerialization.jsonObject(with: Data(fetched.standardOutput.utf8)) as? [String: Any])
         #expect(b["name"] as? String == "two\nlines")
         let deleted = try await EdgeGatewayBinary.run(["docs", "get", "c", "--data-dir", copy.path])
         #expect(deleted.standardOutput.contains(#""_deleted":true"#))
@@ -64,7 +72,8 @@ struct DatabaseCommandTests {
             try export.split(separator: "\n").map { line in
                 var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
                 object = object.filter { $0.key.hasPrefix("_") && $0.key != "_attachments" }
-                return String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+                return String(
+                    decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
             }
         }
         let reexported = try await EdgeGatewayBinary.run(["db", "export", "inventory", "--data-dir", copy.path])
@@ -73,7 +82,8 @@ struct DatabaseCommandTests {
         #expect(Set(copied) == Set(try metadata(exported.standardOutput)))
 
         let again = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", copy.path])
-        #expect(again.standardOutput == "0 documents stored, 3 already present, 0 deletions of absent documents skipped\n")
+        #expect(
+            again.standardOutput == "0 documents stored, 3 already present, 0 deletions of absent documents skipped\n")
 
         // Lines without _rev are new edits on top of what is there, as before.
         let plain = copy.appendingPathComponent("plain.jsonl")
@@ -107,14 +117,20 @@ struct DatabaseCommandTests {
 
         for (line, reason) in [
             (#"[1, 2]"#, "not a JSON object"), (#"{"_id": "x""#, "not valid JSON"),
-            (#"{"_id": "_design"}"#, "invalid document ID"), (#"{"_id": "x", "_secret": 1}"#, "\"_secret\" is reserved"),
+            (#"{"_id": "_design"}"#, "invalid document ID"),
+            (#"{"_id": "x", "_secret": 1}"#, "\"_secret\" is reserved"),
             (#"{"_id": "x", "_rev": "one"}"#, "\"_rev\" must be a revision ID"),
-            (#"{"_id": "x", "_rev": "2-bb", "_revisions": {"start": 2, "ids": ["cc", "aa"]}}"#, "\"_rev\" 2-bb is not the newest"),
+            (
+                #"{"_id": "x", "_rev": "2-bb", "_revisions": {"start": 2, "ids": ["cc", "aa"]}}"#,
+                "\"_rev\" 2-bb is not the newest"
+            ),
             (#"{"_id": "x", "_rev": "2-bb", "_revisions": {"start": 1, "ids": ["bb", "aa"]}}"#, "\"_revisions\": "),
             (#"{"_id": "x", "_revisions": {"start": 1, "ids": ["bb"]}}"#, "\"_revisions\" without \"_rev\""),
         ] {
             try Data((#"{"_id": "ok"}"# + "\n" + line + "\n").utf8).write(to: file)
-            let refused = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", directory.path])
+            let refused = try await EdgeGatewayBinary.run([
+                "db", "import", "inventory", file.path, "--data-dir", directory.path,
+            ])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("line 2: \(reason)"), "\(refused.standardError)")
         }
@@ -164,8 +180,10 @@ struct DatabaseCommandTests {
                 let lines = (0..<40).map { #"{"_id": "imported-\#($0)", "n": \#($0)}"# }
                 try Data(lines.joined(separator: "\n").utf8).write(to: file)
                 let imported = try await EdgeGatewayBinary.run(
-                    ["db", "import", "inventory", file.path, "--batch-size", "16", "--data-dir", hubDirectory.path,
-                     "--config", Self.configurationFile(in: hubDirectory)])
+                    [
+                        "db", "import", "inventory", file.path, "--batch-size", "16", "--data-dir", hubDirectory.path,
+                        "--config", Self.configurationFile(in: hubDirectory),
+                    ])
                 #expect(imported.status == 0, "\(imported.standardError)")
                 #expect(imported.standardOutput.hasPrefix("40 documents stored"))
 

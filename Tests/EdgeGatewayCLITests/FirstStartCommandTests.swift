@@ -30,7 +30,8 @@ struct FirstStartCommandTests {
     func configCheck() async throws {
         let outcome = try await EdgeGatewayBinary.run(["config", "check", Self.shippedConfiguration])
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        #expect(outcome.standardOutput.contains("OK (node \"site-gateway\", 1 database(s), 1 listener(s), 0 upstream(s))"))
+        #expect(
+            outcome.standardOutput.contains("OK (node \"site-gateway\", 1 database(s), 1 listener(s), 0 upstream(s))"))
         #expect(outcome.standardOutput.contains("has no users yet"))
     }
 
@@ -43,7 +44,8 @@ struct FirstStartCommandTests {
 
         let pair = try await EdgeGatewayBinary.run(["pair", "--format", "json"], environment: environment)
         #expect(pair.status == 0, "\(pair.standardError)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(pair.standardOutput.utf8)) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(pair.standardOutput.utf8)) as? [String: Any])
         #expect((json["payload"] as? String)?.hasPrefix("edgegw://pair?") == true)
         #expect((json["urls"] as? [String])?.first == "wss://127.0.0.1:4984/inventory")
         #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("identity/identity-cert.pem").path))
@@ -56,7 +58,8 @@ struct FirstStartCommandTests {
         let early = try await EdgeGatewayBinary.run(
             ["users", "add", "bob", "--password-file", passwordFile], environment: beforeFirstStart)
         #expect(early.status == 0, "\(early.standardError)")
-        #expect(try await EdgeGatewayBinary.run(["users", "list"], environment: beforeFirstStart).standardOutput == "bob\n")
+        #expect(
+            try await EdgeGatewayBinary.run(["users", "list"], environment: beforeFirstStart).standardOutput == "bob\n")
 
         let added = try await EdgeGatewayBinary.run(
             ["users", "add", "alice", "--password-file", passwordFile], environment: environment)
@@ -96,7 +99,9 @@ struct FirstStartCommandTests {
         kill(gateway.process.processIdentifier, SIGHUP)
         try await Task.sleep(for: .milliseconds(500))
         #expect(gateway.process.isRunning)
-        try await Self.waitForHealth(environment: environment, gateway: gateway) { $0.hasPrefix("healthy: HTTP 200, status up") }
+        try await Self.waitForHealth(environment: environment, gateway: gateway) {
+            $0.hasPrefix("healthy: HTTP 200, status up")
+        }
 
         kill(gateway.process.processIdentifier, SIGTERM)
         gateway.process.waitUntilExit()
@@ -115,13 +120,15 @@ struct FirstStartCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let opsPort = try freeLoopbackPort()
         let first = Self.environment(
-            dataDirectory: directory.appendingPathComponent("first"), opsPort: opsPort, listenerPort: try freeLoopbackPort())
+            dataDirectory: directory.appendingPathComponent("first"), opsPort: opsPort,
+            listenerPort: try freeLoopbackPort())
         let gateway = try EdgeGatewayBinary.start(["serve"], environment: first)
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
         try await Self.waitForHealth(environment: first, gateway: gateway) { $0.hasPrefix("healthy") }
 
         let second = Self.environment(
-            dataDirectory: directory.appendingPathComponent("second"), opsPort: opsPort, listenerPort: try freeLoopbackPort())
+            dataDirectory: directory.appendingPathComponent("second"), opsPort: opsPort,
+            listenerPort: try freeLoopbackPort())
         let clash = try await EdgeGatewayBinary.run(["serve"], environment: second)
         #expect(clash.status == 1)
         let critical = clash.standardError.split(separator: "\n").filter { $0.contains("level=critical") }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Two gateways as real child processes: A serves a self-signed listener, B replicates to it upstream, trusting
@@ -51,7 +51,8 @@ struct PairedUpstreamTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             process.process.terminate()
-            let error = String(decoding: process.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let error = String(
+                decoding: process.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw TestFailure("gateway \(config) did not come up: \(error)")
         }
 
@@ -190,10 +191,13 @@ struct PairedUpstreamTests {
         let exportedPEM = try await a.run(["cert", "export", "--pem"])
         #expect(try String(contentsOf: pem, encoding: .utf8) == exportedPEM.standardOutput)
 
-        let forgedDigest = PairingCommandTests.base64URL(colonHex: Array(repeating: "AB", count: 32).joined(separator: ":"))
+        let forgedDigest = PairingCommandTests.base64URL(
+            colonHex: Array(repeating: "AB", count: 32).joined(separator: ":"))
         let forged = payload.replacingOccurrences(
             of: "s256=\(try #require(PairingCommandTests.sha256Parameter(payload)))", with: "s256=\(forgedDigest)")
-        let refused = try await EdgeGatewayBinary.run(["pair", "resolve", forged, "--der", root.appendingPathComponent("no.der").path])
+        let refused = try await EdgeGatewayBinary.run([
+            "pair", "resolve", forged, "--der", root.appendingPathComponent("no.der").path,
+        ])
         #expect(refused.status == 1)
         #expect(refused.standardError.contains(fingerprint), "\(refused.standardError)")
         #expect(refused.standardError.contains("pair again"))
@@ -227,7 +231,8 @@ struct PairedUpstreamTests {
         #expect(added.status == 0, "\(added.standardError)")
         let fingerprint = try await PairingCommandTests.showSHA256(config: a.config)
         #expect(added.standardOutput.contains(fingerprint))
-        #expect(try await b.run(["trust", "list"]).standardOutput.contains("127.0.0.1:\(listenerPort)  \(fingerprint)"))
+        #expect(
+            try await b.run(["trust", "list"]).standardOutput.contains("127.0.0.1:\(listenerPort)  \(fingerprint)"))
 
         #expect(try await b.run(["docs", "put", "tofu", #"{"ok": true}"#]).status == 0)
         let nodeB = try await b.serve()

@@ -77,7 +77,8 @@ struct ReplicateCommandTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let listenerPort = try freeLoopbackPort()
-        let hub = try PairedUpstreamTests.listenerNode(directory: root.appendingPathComponent("hub"), port: listenerPort)
+        let hub = try PairedUpstreamTests.listenerNode(
+            directory: root.appendingPathComponent("hub"), port: listenerPort)
         // 127.0.0.2 is loopback too, but the listener is bound to 127.0.0.1 only: that address refuses.
         let pair = try await hub.run(["pair", "--format", "text", "--address", "127.0.0.2"])
         let unreachableFirst = try #require(pair.standardOutput.split(separator: "\n").first.map(String.init))
@@ -87,7 +88,8 @@ struct ReplicateCommandTests {
         let server = try await hub.serve()
         defer { PairedUpstreamTests.stop(server) }
 
-        let replicate = try await EdgeGatewayBinary.run(["replicate", "--pairing", unreachableFirst, "--push"] + client)
+        let replicate = try await EdgeGatewayBinary.run(
+            ["replicate", "--pairing", unreachableFirst, "--push"] + client)
         #expect(replicate.status == 0, "\(replicate.standardError)")
         #expect(replicate.standardOutput.split(separator: "\n").last == "stopped 1/1")
         #expect(try await hub.run(["docs", "get", "paired"]).status == 0)
@@ -95,7 +97,8 @@ struct ReplicateCommandTests {
         let sha256 = try #require(PairingCommandTests.sha256Parameter(unreachableFirst))
         let forged = unreachableFirst.replacingOccurrences(
             of: "s256=\(sha256)",
-            with: "s256=" + PairingCommandTests.base64URL(colonHex: Array(repeating: "AB", count: 32).joined(separator: ":")))
+            with: "s256="
+                + PairingCommandTests.base64URL(colonHex: Array(repeating: "AB", count: 32).joined(separator: ":")))
         let refused = try await EdgeGatewayBinary.run(["replicate", "--pairing", forged, "--push"] + client)
         #expect(refused.status == 1)
         #expect(refused.standardError.contains("pair again"), "\(refused.standardError)")

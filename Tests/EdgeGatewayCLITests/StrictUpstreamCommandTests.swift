@@ -63,7 +63,8 @@ struct StrictUpstreamCommandTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let listenerPort = try freeLoopbackPort()
-        let hub = try PairedUpstreamTests.listenerNode(directory: root.appendingPathComponent("hub"), port: listenerPort)
+        let hub = try PairedUpstreamTests.listenerNode(
+            directory: root.appendingPathComponent("hub"), port: listenerPort)
         try await Self.withStrictFrontDoor(of: hub, listenerPort: listenerPort) { payload, proxy in
             let server = try await hub.serve()
             defer { PairedUpstreamTests.stop(server) }
@@ -76,8 +77,10 @@ struct StrictUpstreamCommandTests {
 
             let fingerprint = try await PairingCommandTests.showSHA256(config: hub.config)
             let pinned = try await EdgeGatewayBinary.run(
-                ["replicate", "--url", "wss://127.0.0.1:\(Self.payloadPort(payload))/inventory", "--pull",
-                 "--pinned-sha256", fingerprint] + client)
+                [
+                    "replicate", "--url", "wss://127.0.0.1:\(Self.payloadPort(payload))/inventory", "--pull",
+                    "--pinned-sha256", fingerprint,
+                ] + client)
             #expect(pinned.status == 0, "\(pinned.standardError)")
 
             let node = try PairedUpstreamTests.upstreamNode(

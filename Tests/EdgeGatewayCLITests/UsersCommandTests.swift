@@ -11,10 +11,14 @@ struct UsersCommandTests {
         let passwordFile = directory.appendingPathComponent("pw").path
         try "first-secret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
 
-        let added = try await EdgeGatewayBinary.run(["users", "add", "alice", "--file", file, "--password-file", passwordFile])
+        let added = try await EdgeGatewayBinary.run([
+            "users", "add", "alice", "--file", file, "--password-file", passwordFile,
+        ])
         #expect(added.status == 0, "\(added.standardError)")
         #expect(added.standardOutput.contains("added alice"))
-        let second = try await EdgeGatewayBinary.run(["users", "add", "bob", "--file", file, "--password-file", passwordFile])
+        let second = try await EdgeGatewayBinary.run([
+            "users", "add", "bob", "--file", file, "--password-file", passwordFile,
+        ])
         #expect(second.status == 0)
 
         let contents = try String(contentsOfFile: file, encoding: .utf8)
@@ -26,7 +30,9 @@ struct UsersCommandTests {
         let listed = try await EdgeGatewayBinary.run(["users", "list", "--file", file])
         #expect(listed.standardOutput == "alice\nbob\n")
 
-        let changed = try await EdgeGatewayBinary.run(["users", "add", "alice", "--file", file, "--password-file", passwordFile])
+        let changed = try await EdgeGatewayBinary.run([
+            "users", "add", "alice", "--file", file, "--password-file", passwordFile,
+        ])
         #expect(changed.standardOutput.contains("changed the password of alice"))
 
         let removed = try await EdgeGatewayBinary.run(["users", "remove", "bob", "--file", file])
@@ -63,7 +69,9 @@ struct UsersCommandTests {
     func badName() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let outcome = try await EdgeGatewayBinary.run(["users", "add", "a:b", "--file", directory.appendingPathComponent("u.toml").path])
+        let outcome = try await EdgeGatewayBinary.run([
+            "users", "add", "a:b", "--file", directory.appendingPathComponent("u.toml").path,
+        ])
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains("must not contain ':'"))
     }

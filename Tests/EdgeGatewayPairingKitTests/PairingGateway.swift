@@ -40,7 +40,8 @@ struct PairingGateway {
         let hash = try PasswordHash.make(
             password: Self.password, parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
         try UsersFile.write(
-            [ListenerUser(name: Self.user, passwordHash: hash)], to: directory.appendingPathComponent("users.toml").path)
+            [ListenerUser(name: Self.user, passwordHash: hash)], to: directory.appendingPathComponent("users.toml").path
+        )
         listenerPort = try freeLoopbackPort()
     }
 
@@ -130,7 +131,8 @@ struct Device {
     let directory: URL
 
     static func run(_ body: (Device) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-device-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-device-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try DocumentStore(dataDirectory: directory)
         try await body(Device(store: store, database: try await store.database(named: "local"), directory: directory))
@@ -226,7 +228,8 @@ struct PairedUpstreamGateway {
 
     /// Runs the gateway while `body` runs; `body` can read its ops endpoint.
     func run(pairing: String, _ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        let application = try await buildApplication(configuration: try configuration(pairing: pairing), logger: testLogger)
+        let application = try await buildApplication(
+            configuration: try configuration(pairing: pairing), logger: testLogger)
         try await application.test(.live) { client in try await body(client) }
     }
 

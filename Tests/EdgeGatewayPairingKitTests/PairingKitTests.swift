@@ -76,8 +76,9 @@ struct PairingKitTests {
                 ]
                 let presented = [identity.sha256Fingerprint, identity.sha1Fingerprint]
                 #expect(
-                    error == .digestMismatch(
-                        endpoint: "127.0.0.1:\(gateway.listenerPort)", expected: expected, presented: presented))
+                    error
+                        == .digestMismatch(
+                            endpoint: "127.0.0.1:\(gateway.listenerPort)", expected: expected, presented: presented))
                 #expect(error?.isTransient == false)
                 let message = "\(String(describing: error))"
                 #expect(message.contains(expected[0].colonHex) && message.contains(presented[0].colonHex))
@@ -108,7 +109,9 @@ struct PairingKitTests {
             #expect(failures.allSatisfy { $0.error.reason.lowercased().contains("refused") }, "\(failures)")
             #expect(error?.isTransient == true)
             let message = "\(String(describing: error))"
-            #expect(message.contains("127.0.0.2:\(gateway.listenerPort)") && message.contains("127.0.0.3:\(gateway.listenerPort)"))
+            #expect(
+                message.contains("127.0.0.2:\(gateway.listenerPort)")
+                    && message.contains("127.0.0.3:\(gateway.listenerPort)"))
         }
     }
 
@@ -161,11 +164,14 @@ struct PairingKitTests {
             #expect(error == .malformedPayload(.unknownParameter("tls")))
             #expect("\(String(describing: error))".contains("unknown parameter 'tls'"))
             #expect(error?.isTransient == false)
-            #expect(await Self.resolutionError("https://example.com/?v=1") == .malformedPayload(.notAPairingPayload("https://example.com/?v=1")))
+            #expect(
+                await Self.resolutionError("https://example.com/?v=1")
+                    == .malformedPayload(.notAPairingPayload("https://example.com/?v=1")))
         }
     }
 
-    @Test("a gateway's own pairing upstream goes through the kit: past an unreachable address; a forged digest stops it")
+    @Test(
+        "a gateway's own pairing upstream goes through the kit: past an unreachable address; a forged digest stops it")
     func gatewayUpstream() async throws {
         let gateway = try PairingGateway()
         defer { gateway.remove() }

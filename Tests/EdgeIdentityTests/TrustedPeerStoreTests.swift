@@ -5,7 +5,8 @@ import Testing
 @Suite("Trusted peers recorded by `trust add`")
 struct TrustedPeerStoreTests {
     static func withStore(_ body: (TrustedPeerStore, String) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-trust-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-trust-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try body(TrustedPeerStore(dataDirectory: directory), directory)
     }
@@ -17,10 +18,15 @@ struct TrustedPeerStoreTests {
         try Self.withStore { store, _ in
             #expect(try store.entries().isEmpty)
             #expect(try store.policy(host: "10.0.0.5", port: 4984) == nil)
-            try store.add(.init(endpoint: TrustedPeerStore.endpoint(host: "10.0.0.5", port: 4984), sha256: Self.digest, label: "a"))
+            try store.add(
+                .init(
+                    endpoint: TrustedPeerStore.endpoint(host: "10.0.0.5", port: 4984), sha256: Self.digest, label: "a"))
             let other = CertificateFingerprint(derBytes: Array("other".utf8), algorithm: .sha256)
-            try store.add(.init(endpoint: TrustedPeerStore.endpoint(host: "10.0.0.5", port: 4984), sha256: other, label: "b"))
-            try store.add(.init(endpoint: TrustedPeerStore.endpoint(host: "fd00::1", port: 4984), sha256: Self.digest, label: "c"))
+            try store.add(
+                .init(endpoint: TrustedPeerStore.endpoint(host: "10.0.0.5", port: 4984), sha256: other, label: "b"))
+            try store.add(
+                .init(endpoint: TrustedPeerStore.endpoint(host: "fd00::1", port: 4984), sha256: Self.digest, label: "c")
+            )
             #expect(try store.entries().map(\.endpoint) == ["10.0.0.5:4984", "[fd00::1]:4984"])
             #expect(try store.policy(host: "10.0.0.5", port: 4984) == .pinned(sha256: other.bytes))
             #expect(try store.policy(host: "[FD00::1]", port: 4984) == .pinned(sha256: Self.digest.bytes))
@@ -41,7 +47,8 @@ struct TrustedPeerStoreTests {
             #expect(throws: IdentityError.self) {
                 try store.add(.init(endpoint: "h:1", sha256: Self.digest, label: "x"))
             }
-            #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: store.path)), as: UTF8.self) == "{not json")
+            #expect(
+                String(decoding: try Data(contentsOf: URL(fileURLWithPath: store.path)), as: UTF8.self) == "{not json")
         }
     }
 

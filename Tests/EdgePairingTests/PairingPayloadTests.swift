@@ -96,7 +96,10 @@ struct PairingPayloadTests {
             valid.replacingOccurrences(of: "-0b2d4c6e8f10", with: "-0b2d4c6e8f1x"),
             .invalidNodeID("6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f1x")
         ),
-        (valid.replacingOccurrences(of: "&id=6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f10", with: "&id="), .emptyValue(key: "id")),
+        (
+            valid.replacingOccurrences(of: "&id=6f1c2a4e-8d1b-4a3c-9e57-0b2d4c6e8f10", with: "&id="),
+            .emptyValue(key: "id")
+        ),
         (valid + "&tls=1", .unknownParameter("tls")),
         (valid + "&junk", .malformedParameter("junk")),
         (valid + "&=1", .malformedParameter("=1")),

@@ -31,12 +31,14 @@ struct ActiveCollectionTests {
         try await TestGateway.run(collections: [.default, try CollectionName(parsing: "store.orders")]) { gateway in
             try await LocalDatabase.run { local in
                 try await local.database.createCollection(Self.orders)
-                _ = try await local.database.save("order-1", body: Data(#"{"qty":1}"#.utf8), parentRevID: nil, in: Self.orders)
+                _ = try await local.database.save(
+                    "order-1", body: Data(#"{"qty":1}"#.utf8), parentRevID: nil, in: Self.orders)
                 _ = try await local.database.save("note-1", body: Data(#"{"text":"hi"}"#.utf8), parentRevID: nil)
                 let remote = try await gateway.database
                 _ = try await remote.save("order-2", body: Data(#"{"qty":2}"#.utf8), parentRevID: nil, in: Self.orders)
 
-                let status = try await Self.replicate(local, with: gateway, .pushAndPull, collections: [.default, Self.orders])
+                let status = try await Self.replicate(
+                    local, with: gateway, .pushAndPull, collections: [.default, Self.orders])
                 #expect(status.lastError == nil)
                 #expect(try await remote.document("order-1", in: Self.orders) != nil)
                 #expect(try await remote.document("order-1") == nil)
@@ -44,7 +46,8 @@ struct ActiveCollectionTests {
                 #expect(try await local.database.document("order-2", in: Self.orders) != nil)
                 #expect(try await local.database.document("order-2") == nil)
 
-                let again = try await Self.replicate(local, with: gateway, .pushAndPull, collections: [.default, Self.orders])
+                let again = try await Self.replicate(
+                    local, with: gateway, .pushAndPull, collections: [.default, Self.orders])
                 // Only the pulled order-2 may be proposed once more (the store does not record which peer a
                 // revision came from); the upstream answers that it has it, so no revision is sent.
                 #expect(again.total <= 1, "the second run proposed \(again.total) revisions")

@@ -168,7 +168,9 @@ struct ActiveReplicatorConflictTests {
 
 @Suite("Conflict resolver rules")
 struct ConflictResolverRuleTests {
-    private static func side(_ revID: String, deleted: Bool = false, _ body: String = "{}") throws -> ConflictingRevision {
+    private static func side(_ revID: String, deleted: Bool = false, _ body: String = "{}") throws
+        -> ConflictingRevision
+    {
         ConflictingRevision(revID: try RevisionID(revID), deleted: deleted, body: Data(body.utf8))
     }
 
@@ -181,7 +183,9 @@ struct ConflictResolverRuleTests {
         let resolve = ActiveReplicator.ConflictResolver.default.resolve
         #expect(resolve(Self.conflict(try Self.side("5-aa"), try Self.side("2-bb", deleted: true))) == .remote)
         #expect(resolve(Self.conflict(try Self.side("2-aa", deleted: true), try Self.side("5-bb"))) == .local)
-        #expect(resolve(Self.conflict(try Self.side("2-aa", deleted: true), try Self.side("2-bb", deleted: true))) == .remote)
+        #expect(
+            resolve(Self.conflict(try Self.side("2-aa", deleted: true), try Self.side("2-bb", deleted: true)))
+                == .remote)
         #expect(resolve(Self.conflict(try Self.side("3-aa"), try Self.side("2-ff"))) == .local)
         #expect(resolve(Self.conflict(try Self.side("2-ff"), try Self.side("3-aa"))) == .remote)
         #expect(resolve(Self.conflict(try Self.side("2-bb"), try Self.side("2-aa"))) == .local)
@@ -201,7 +205,9 @@ struct ConflictResolverRuleTests {
         #expect(
             resolve(Self.conflict(try Self.side("2-aa", #"{"a":1}"#), try Self.side("2-bb", #"{"a":1,"b":2}"#)))
                 == .remote)
-        #expect(resolve(Self.conflict(try Self.side("9-aa", #"{"a":1}"#), try Self.side("2-bb", deleted: true))) == .remote)
-        #expect(resolve(Self.conflict(try Self.side("2-aa", deleted: true), try Self.side("9-bb", #"{"a":1}"#))) == .local)
+        #expect(
+            resolve(Self.conflict(try Self.side("9-aa", #"{"a":1}"#), try Self.side("2-bb", deleted: true))) == .remote)
+        #expect(
+            resolve(Self.conflict(try Self.side("2-aa", deleted: true), try Self.side("9-bb", #"{"a":1}"#))) == .local)
     }
 }

@@ -18,7 +18,9 @@ struct ActiveReplicatorFilterTests {
                 #expect(status.total == 2)
                 #expect(status.lastError == nil)
                 let remote = try await gateway.database
-                #expect(try await currentRevisions(of: saved.keys, in: remote) == saved.filter { ["doc-1", "doc-3"].contains($0.key) })
+                #expect(
+                    try await currentRevisions(of: saved.keys, in: remote)
+                        == saved.filter { ["doc-1", "doc-3"].contains($0.key) })
             }
         }
     }
@@ -32,7 +34,9 @@ struct ActiveReplicatorFilterTests {
                 let status = try await local.replicate(with: gateway, .pull) { $0.documentIDs = ["up-0", "up-4"] }
                 #expect(status.lastError == nil)
                 #expect(status.completed == 2)
-                #expect(try await currentRevisions(of: upstream.keys, in: local.database) == upstream.filter { ["up-0", "up-4"].contains($0.key) })
+                #expect(
+                    try await currentRevisions(of: upstream.keys, in: local.database)
+                        == upstream.filter { ["up-0", "up-4"].contains($0.key) })
             }
         }
     }
@@ -105,7 +109,8 @@ struct ActiveReplicatorFilterTests {
                 #expect(try await replicator.isDocumentPending("doc-2"))
 
                 let again = local.makeReplicator(with: gateway, .pushAndPull)
-                #expect(try await again.pendingDocumentIDs() == ["doc-2"], "a new replicator reads the saved checkpoint")
+                #expect(
+                    try await again.pendingDocumentIDs() == ["doc-2"], "a new replicator reads the saved checkpoint")
             }
         }
     }

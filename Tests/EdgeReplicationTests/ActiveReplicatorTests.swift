@@ -2,9 +2,10 @@ import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import ReplicationProtocol
-@testable import EdgeReplication
 import SyncIdentifiers
 import Testing
+
+@testable import EdgeReplication
 
 @Suite("Active replicator against the project's own listener")
 struct ActiveReplicatorTests {
@@ -29,9 +30,12 @@ struct ActiveReplicatorTests {
     func firstPushCarriesWholeHistory() async throws {
         try await TestGateway.run { gateway in
             try await LocalDatabase.run { local in
-                var revision = try await local.database.save("doc", body: Data(#"{"n":1}"#.utf8), parentRevID: nil).revID
+                var revision = try await local.database.save("doc", body: Data(#"{"n":1}"#.utf8), parentRevID: nil)
+                    .revID
                 for n in 2...4 {
-                    revision = try await local.database.save("doc", body: Data(#"{"n":\#(n)}"#.utf8), parentRevID: revision).revID
+                    revision = try await local.database.save(
+                        "doc", body: Data(#"{"n":\#(n)}"#.utf8), parentRevID: revision
+                    ).revID
                 }
                 let status = try await local.replicate(with: gateway, .push)
                 #expect(status.lastError == nil)
@@ -150,8 +154,10 @@ struct ActiveReplicatorTests {
             try await LocalDatabase.run { local in
                 let first = try await local.database.save("doc", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
                 try await local.replicate(with: gateway, .push)
-                let second = try await local.database.save("doc", body: Data(#"{"v":2}"#.utf8), parentRevID: first.revID)
-                let third = try await local.database.save("doc", body: Data(#"{"v":3}"#.utf8), parentRevID: second.revID)
+                let second = try await local.database.save(
+                    "doc", body: Data(#"{"v":2}"#.utf8), parentRevID: first.revID)
+                let third = try await local.database.save(
+                    "doc", body: Data(#"{"v":3}"#.utf8), parentRevID: second.revID)
                 // The guess (the parent, 2-…) is stale; the 409 names 1-…, an ancestor, and the retry is accepted.
                 let status = try await local.replicate(with: gateway, .push)
                 #expect(status.lastError == nil)
@@ -170,7 +176,8 @@ struct ActiveReplicatorTests {
                 let base = try await local.database.save("doc", body: Data(#"{"v":0}"#.utf8), parentRevID: nil)
                 try await local.replicate(with: gateway, .push)
                 try await local.database.save("doc", body: Data(#"{"side":"local"}"#.utf8), parentRevID: base.revID)
-                let theirs = try await remote.save("doc", body: Data(#"{"side":"remote"}"#.utf8), parentRevID: base.revID)
+                let theirs = try await remote.save(
+                    "doc", body: Data(#"{"side":"remote"}"#.utf8), parentRevID: base.revID)
                 try await local.replicate(with: gateway, .pushAndPull)
 
                 let localLeaves = try await local.database.leafRevisions("doc")
@@ -209,10 +216,11 @@ struct ActiveReplicatorTests {
     /// `size` bytes of incompressible content, different for each seed.
     static func blobContent(size: Int, seed: UInt64) -> Data {
         var state = seed
-        return Data((0..<size).map { _ in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return UInt8(truncatingIfNeeded: state >> 56)
-        })
+        return Data(
+            (0..<size).map { _ in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            })
     }
 
     @Test("blobs travel with getAttachment in both directions, small and 5 MB", arguments: [11, 5_000_000])
@@ -345,8 +353,10 @@ struct CheckpointReconciliationTests {
         #expect(plain != Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: ["x"]))
         let channels = Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["c"])
         #expect(channels != plain)
-        #expect(channels != Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["d"]))
-        #expect(channels == Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["c"]))
+        #expect(
+            channels != Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["d"]))
+        #expect(
+            channels == Checkpointer.checkpointID(localUUID: database, remoteUUID: "a", docIDs: nil, channels: ["c"]))
     }
 
     /// SHA-256 of `{"localUUID":"3F2504E0-4F89-11D3-9A0C-0305E82C3301","remoteUUID":"upstream-1","docIDs":null}`,

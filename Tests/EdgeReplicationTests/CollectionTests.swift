@@ -20,10 +20,13 @@ struct CollectionTests {
                     expecting: GetCollectionsReply.self)
                 #expect(reply.entries == [.noCheckpoint, .missing])
                 let proposal = try await peer.send(
-                    ProposeChangesRequest(rows: [ReplicationProtocol.ProposedChange(docID: "item", revisionID: revision(1, "a"))], collection: 0),
+                    ProposeChangesRequest(
+                        rows: [ReplicationProtocol.ProposedChange(docID: "item", revisionID: revision(1, "a"))],
+                        collection: 0),
                     expecting: ProposeChangesReply.self)
                 #expect(proposal.statuses.isEmpty)
-                try await peer.send(RevRequest(docID: "item", revisionID: revision(1, "a"), collection: 0, body: json(#"{"qty":3}"#)))
+                try await peer.send(
+                    RevRequest(docID: "item", revisionID: revision(1, "a"), collection: 0, body: json(#"{"qty":3}"#)))
                 _ = try await peer.send(
                     SetCheckpointRequest(client: "cp-inv", revision: nil, body: checkpoint, collection: 0),
                     expecting: SetCheckpointReply.self)
@@ -37,7 +40,8 @@ struct CollectionTests {
             }
             let database = try await gateway.database
             let collection = try CollectionName(scope: "store", name: "inventory")
-            #expect(try await database.document("item", in: collection)?.revID.description == revision(1, "a").description)
+            #expect(
+                try await database.document("item", in: collection)?.revID.description == revision(1, "a").description)
 
             try await ActivePeer.connect(port: gateway.port) { peer in
                 let reply = try await peer.send(

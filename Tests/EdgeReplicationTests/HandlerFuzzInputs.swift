@@ -175,7 +175,8 @@ struct HandlerFuzzInputs {
         // The gateway numbers checkpoint revisions 1-cc, 2-cc, …: this worker expects the next one.
         let generation = (checkpoints[client].flatMap { Int($0.prefix { $0 != "-" }) } ?? 0) + 1
         checkpoints[client] = "\(generation)-cc"
-        return request("setCheckpoint", properties, body: Array(#"{"local":\#(counter),"remote":\#(number(0..<1000))}"#.utf8))
+        return request(
+            "setCheckpoint", properties, body: Array(#"{"local":\#(counter),"remote":\#(number(0..<1000))}"#.utf8))
     }
 
     private mutating func subChanges() -> HandlerFuzzInput {
@@ -426,7 +427,8 @@ struct HandlerFuzzInputs {
             body = Array(repeating: UInt8(ascii: "["), count: depth) + Array(repeating: UInt8(ascii: "]"), count: depth)
         case 11:
             mutation = "hugeNumbers"
-            body = Self.replacingNumbers(in: body, with: pick(["99999999999999999999999", "-1", "1e400", "-9223372036854775809", "0.5"]))
+            body = Self.replacingNumbers(
+                in: body, with: pick(["99999999999999999999999", "-1", "1e400", "-9223372036854775809", "0.5"]))
         case 12:
             mutation = "badRevisionIDs"
             let bad = pick(["1-", "0-a", "x", "-3-b", "4294967296-a", "1-a-b", ""])
@@ -440,7 +442,8 @@ struct HandlerFuzzInputs {
                 let top = "\(number(5..<50))-\(hexDigest())"
                 pairs[index].value = top
                 pairs.removeAll { $0.key == "history" }
-                pairs.append((key: "history", value: pick(["1-\(hexDigest())", "\(number(50..<90))-aa,1-bb", top, "2-a,2-b"])))
+                pairs.append(
+                    (key: "history", value: pick(["1-\(hexDigest())", "\(number(50..<90))-aa,1-bb", top, "2-a,2-b"])))
             } else {
                 pairs.append((key: "since", value: String(Int64.max)))
             }
@@ -471,7 +474,8 @@ struct HandlerFuzzInputs {
                     }.joined(separator: ",") + "]").utf8)
         case 17:
             mutation = "manyDocIDs"
-            body = Array((#"{"docIDs":["# + (0..<number(100..<2_000)).map { #""d\#($0)""# }.joined(separator: ",") + "]}").utf8)
+            body = Array(
+                (#"{"docIDs":["# + (0..<number(100..<2_000)).map { #""d\#($0)""# }.joined(separator: ",") + "]}").utf8)
         default:
             mutation = "emptyProperties"
             pairs = [pairs[0]]
@@ -513,7 +517,13 @@ struct HandlerFuzzInputs {
             let byte = body[index]
             if inString {
                 result.append(byte)
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 index += 1
             } else if byte == UInt8(ascii: "\"") {
                 inString = true

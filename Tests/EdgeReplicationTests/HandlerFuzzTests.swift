@@ -84,8 +84,12 @@ struct HandlerFuzzTests {
         print(
             "fuzz: handlers, \(Self.iterations) inputs, seed \(seed), \(elapsed), peak RSS \(Self.peakResidentKiB()) KiB: \(summary.overview)"
         )
-        print("fuzz: handlers, the gateway's requests to the client: \(summary.gatewayRequests.sorted { $0.key < $1.key })")
-        print("fuzz: handlers outcomes: \(summary.outcomes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))")
+        print(
+            "fuzz: handlers, the gateway's requests to the client: \(summary.gatewayRequests.sorted { $0.key < $1.key })"
+        )
+        print(
+            "fuzz: handlers outcomes: \(summary.outcomes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))"
+        )
         for finding in summary.findings.prefix(40) {
             print("fuzz: handlers finding: \(finding)")
         }
@@ -115,7 +119,8 @@ struct HandlerFuzzTests {
         try await FuzzLink.with(store: store, blobs: blobs, seed: seed ^ epoch) { link in
             if collection != nil {
                 var chooser = SplitMix64(seed: seed ^ epoch)
-                let body = epoch % 8 == 7 ? getCollectionsBodies.randomElement(using: &chooser)! : getCollectionsBodies[0]
+                let body =
+                    epoch % 8 == 7 ? getCollectionsBodies.randomElement(using: &chooser)! : getCollectionsBodies[0]
                 let input = HandlerFuzzInput(
                     label: "getCollections/first", message: .request(profile: "getCollections", body: Array(body.utf8)))
                 let outcome = await Self.exchange(input, over: link.client)
@@ -261,7 +266,8 @@ struct HandlerFuzzTests {
         try await FuzzLink.with(store: store, blobs: blobs, seed: 1) { link in
             let client = link.client
             let rows = documents.map { #"["\#($0.docID)","\#($0.revID)"]"# }.joined(separator: ",")
-            let proposal = try await client.sendRequest(.request(profile: "proposeChanges", body: Array("[\(rows)]".utf8)))
+            let proposal = try await client.sendRequest(
+                .request(profile: "proposeChanges", body: Array("[\(rows)]".utf8)))
             let statuses = try JSONValue(parsing: proposal.body).arrayValue ?? []
             #expect(statuses.allSatisfy { $0.intValue == 0 }, "\(label): proposeChanges answered \(statuses)")
             for document in documents {
@@ -413,7 +419,8 @@ struct FuzzLink: Sendable {
         await handlers.register(on: client)
         let gatewayRun = Task { _ = try? await gateway.run(incoming: link.gatewayIncoming, writer: link.gatewayWriter) }
         let clientRun = Task { _ = try? await client.run(incoming: link.clientIncoming, writer: link.clientWriter) }
-        let result = await Result(catching: { try await body(FuzzLink(link: link, client: client, handlers: handlers)) })
+        let result = await Result(catching: { try await body(FuzzLink(link: link, client: client, handlers: handlers)) }
+        )
         await client.close()
         try await Self.awaitEnd(of: clientRun, "the client connection")
         link.end()
@@ -505,7 +512,11 @@ final class FuzzClientHandlers: Sendable {
             switch choice {
             case 0..<75: body = "[" + Array(repeating: "[]", count: rows).joined(separator: ",") + "]"
             case 75..<85: body = "[]"
-            case 85..<90: body = "[" + Array(repeating: #"["1-abc","2-\#(String(repeating: "f", count: 40))"]"#, count: rows).joined(separator: ",") + "]"
+            case 85..<90:
+                body =
+                    "["
+                    + Array(repeating: #"["1-abc","2-\#(String(repeating: "f", count: 40))"]"#, count: rows).joined(
+                        separator: ",") + "]"
             case 90..<94: body = "[" + Array(repeating: "404", count: rows).joined(separator: ",") + "]"
             case 94..<97:
                 body = "{"

@@ -2,11 +2,12 @@ import BLIPCodec
 import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
-@testable import LiteCoreShapedPuller
 import ReplicationProtocol
 import SyncIdentifiers
 import SyncJSON
 import Testing
+
+@testable import LiteCoreShapedPuller
 
 @Suite("The LiteCore-shaped puller against the listener")
 struct LiteCoreShapedPullerTests {
@@ -24,7 +25,8 @@ struct LiteCoreShapedPullerTests {
     }
 
     static func temporaryStore() throws -> (DocumentStore, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-puller-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-puller-\(UUID().uuidString)")
         return (try DocumentStore(dataDirectory: directory), directory)
     }
 
@@ -75,14 +77,18 @@ struct LiteCoreShapedPullerTests {
             defer { try? FileManager.default.removeItem(at: directory) }
             let local = try await store.database(named: "local")
             let configuration = LiteCoreShapedPuller.Configuration(url: "ws://127.0.0.1:\(gateway.port)/db")
-            let first = try await LiteCoreShapedPuller(database: local, configuration: configuration, logger: testLogger)
-                .run()
+            let first = try await LiteCoreShapedPuller(
+                database: local, configuration: configuration, logger: testLogger
+            )
+            .run()
             #expect(first.startedSince == nil)
             #expect(first.counters.revsReceived == 250)
 
             try await Self.seed(served, count: 30, from: 250)
-            let second = try await LiteCoreShapedPuller(database: local, configuration: configuration, logger: testLogger)
-                .run()
+            let second = try await LiteCoreShapedPuller(
+                database: local, configuration: configuration, logger: testLogger
+            )
+            .run()
             #expect(second.startedSince == first.savedCheckpoint)
             #expect(second.counters.revsRequested == 30)
             #expect(try await local.changes(in: .default, since: 0, limit: 1_000).count == 280)
@@ -125,12 +131,17 @@ struct LiteCoreShapedPullerTests {
         }
         let newer = try RevisionID("2-" + String(repeating: "b", count: 40))
         let first = try await handlers.changes(
-            changes(1, [
-                ChangeRow(sequence: .integer(1), docID: "new", revisionID: try RevisionID("1-" + String(repeating: "a", count: 40)), flags: [], bodySize: 10),
-                ChangeRow(sequence: .integer(2), docID: "old", revisionID: newer, flags: [], bodySize: 10),
-                ChangeRow(sequence: .integer(3), docID: "old", revisionID: existing.revID, flags: [], bodySize: 10),
-            ]))
-        #expect(first.properties.pairs.map { "\($0.key)=\($0.value)" } == ["maxHistory=50", "blobs=true", "deltas=true"])
+            changes(
+                1,
+                [
+                    ChangeRow(
+                        sequence: .integer(1), docID: "new",
+                        revisionID: try RevisionID("1-" + String(repeating: "a", count: 40)), flags: [], bodySize: 10),
+                    ChangeRow(sequence: .integer(2), docID: "old", revisionID: newer, flags: [], bodySize: 10),
+                    ChangeRow(sequence: .integer(3), docID: "old", revisionID: existing.revID, flags: [], bodySize: 10),
+                ]))
+        #expect(
+            first.properties.pairs.map { "\($0.key)=\($0.value)" } == ["maxHistory=50", "blobs=true", "deltas=true"])
         #expect(String(decoding: first.body, as: UTF8.self) == #"[[],["\#(existing.revID.description)"]]"#)
         #expect(first.isCompressed)
         let second = try await handlers.changes(

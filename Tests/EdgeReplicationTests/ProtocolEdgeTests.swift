@@ -36,7 +36,8 @@ struct ProtocolEdgeTests {
         try await TestGateway.run { gateway in
             let database = try await gateway.database
             _ = try database.blobs.write(content)
-            let body = #"{"file":{"@type":"blob","digest":"\#(digest.description)","length":\#(content.count),"content_type":"text/plain"}}"#
+            let body =
+                #"{"file":{"@type":"blob","digest":"\#(digest.description)","length":\#(content.count),"content_type":"text/plain"}}"#
             try await database.save("blob-doc", body: Data(body.utf8), parentRevID: nil)
             let recorder = PullRecorder()
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
@@ -78,7 +79,8 @@ struct ProtocolEdgeTests {
                 try await eventually("both revs") { await recorder.revisions.count == 2 }
                 let revisions = await recorder.revisions
                 let blobRev = try #require(revisions.first { $0.docID == "blob-doc" })
-                let standIn = try #require(try blobRev.bodyObject()["_attachments"]?.objectValue?["blob_/file"]?.objectValue)
+                let standIn = try #require(
+                    try blobRev.bodyObject()["_attachments"]?.objectValue?["blob_/file"]?.objectValue)
                 #expect(standIn["digest"] == .string(digest.description))
                 #expect(standIn["stub"] == .bool(true))
                 let plainRev = try #require(revisions.first { $0.docID == "plain-doc" })
@@ -97,7 +99,8 @@ struct ProtocolEdgeTests {
                     ChangeRow(sequence: 2, docID: "doc", revisionID: revision(2, "b")),
                     ChangeRow(sequence: 3, docID: "new", revisionID: revision(1, "c")),
                 ]
-                let reply = try await peer.send(ChangesRequest(rows: rows), expecting: ChangesReply.self, isUrgent: true)
+                let reply = try await peer.send(
+                    ChangesRequest(rows: rows), expecting: ChangesReply.self, isUrgent: true)
                 #expect(reply.entries == [.skip, .send(knownAncestors: [revision(1, "a")]), .send(knownAncestors: [])])
                 #expect(reply.capabilities == .liteCore(includingDeltas: true))
             }

@@ -12,7 +12,9 @@ struct PullTests {
             let database = try await gateway.database
             var saved: [SavedRevision] = []
             for index in 0..<3 {
-                saved.append(try await database.save("passive-doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil))
+                saved.append(
+                    try await database.save(
+                        "passive-doc-\(index)", body: Data(#"{"n":\#(index)}"#.utf8), parentRevID: nil))
             }
             let recorder = PullRecorder()
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
@@ -69,7 +71,8 @@ struct PullTests {
             try await database.save("c", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
             let recorder = PullRecorder()
             try await ActivePeer.connect(port: gateway.port, configure: { await recorder.install(on: $0) }) { peer in
-                try await peer.send(SubChangesRequest(since: .integer(Int(first.sequence)), continuous: true, batchSize: 1))
+                try await peer.send(
+                    SubChangesRequest(since: .integer(Int(first.sequence)), continuous: true, batchSize: 1))
                 try await eventually("backlog") { await recorder.has(revisions: 2, caughtUp: 1) }
                 try await database.save("late", body: Data(#"{"v":1}"#.utf8), parentRevID: nil)
                 try await eventually("live change") { await recorder.revisions.count == 3 }

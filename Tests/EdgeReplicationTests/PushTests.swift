@@ -15,7 +15,9 @@ struct PushTests {
                 let missing = try await peer.errorReply(for: GetCheckpointRequest(client: "cp-push"))
                 #expect(missing == BLIPErrorReply(domain: "HTTP", code: 404))
 
-                let rows = (0..<3).map { ReplicationProtocol.ProposedChange(docID: "doc-\($0)", revisionID: revision(1, "a"), bodySize: 10) }
+                let rows = (0..<3).map {
+                    ReplicationProtocol.ProposedChange(docID: "doc-\($0)", revisionID: revision(1, "a"), bodySize: 10)
+                }
                 let reply = try await peer.send(
                     ProposeChangesRequest(rows: rows), expecting: ProposeChangesReply.self, isUrgent: true)
                 #expect(reply.statuses.isEmpty)
@@ -32,7 +34,8 @@ struct PushTests {
                     SetCheckpointRequest(client: "cp-push", revision: nil, body: checkpoint),
                     expecting: SetCheckpointReply.self)
                 #expect(saved.revision == "1-cc")
-                let stored = try await peer.send(GetCheckpointRequest(client: "cp-push"), expecting: GetCheckpointReply.self)
+                let stored = try await peer.send(
+                    GetCheckpointRequest(client: "cp-push"), expecting: GetCheckpointReply.self)
                 #expect(stored == GetCheckpointReply(revision: "1-cc", body: checkpoint))
 
                 let stale = try await peer.errorReply(
@@ -60,7 +63,8 @@ struct PushTests {
         try await TestGateway.run { gateway in
             try await ActivePeer.connect(port: gateway.port) { peer in
                 let proposal = try await peer.send(
-                    ProposeChangesRequest(rows: [ReplicationProtocol.ProposedChange(docID: "long", revisionID: longest)]),
+                    ProposeChangesRequest(rows: [ReplicationProtocol.ProposedChange(docID: "long", revisionID: longest)]
+                    ),
                     expecting: ProposeChangesReply.self)
                 #expect(proposal.statuses.isEmpty)
                 try await peer.send(
@@ -74,10 +78,12 @@ struct PushTests {
     func updateAndDelete() async throws {
         try await TestGateway.run { gateway in
             try await ActivePeer.connect(port: gateway.port) { peer in
-                try await peer.send(RevRequest(docID: "doc", revisionID: revision(1, "a"), noConflicts: true, body: json(#"{"v":1}"#)))
+                try await peer.send(
+                    RevRequest(docID: "doc", revisionID: revision(1, "a"), noConflicts: true, body: json(#"{"v":1}"#)))
                 let proposal = try await peer.send(
                     ProposeChangesRequest(rows: [
-                        ReplicationProtocol.ProposedChange(docID: "doc", revisionID: revision(2, "b"), remoteRevisionID: revision(1, "a"))
+                        ReplicationProtocol.ProposedChange(
+                            docID: "doc", revisionID: revision(2, "b"), remoteRevisionID: revision(1, "a"))
                     ]),
                     expecting: ProposeChangesReply.self)
                 #expect(proposal.status(at: 0) == .accepted)
@@ -87,7 +93,8 @@ struct PushTests {
                         noConflicts: true, body: json(#"{"v":2}"#)))
                 try await peer.send(
                     RevRequest(
-                        docID: "doc", revisionID: revision(3, "c"), history: RevisionHistory([revision(2, "b"), revision(1, "a")]),
+                        docID: "doc", revisionID: revision(3, "c"),
+                        history: RevisionHistory([revision(2, "b"), revision(1, "a")]),
                         deleted: true, noConflicts: true, body: json("{}")))
             }
             let database = try await gateway.database
@@ -111,7 +118,8 @@ struct PushTests {
             try await ActivePeer.connect(port: gateway.port) { peer in
                 let reply = try await peer.send(
                     ProposeChangesRequest(rows: [
-                        ReplicationProtocol.ProposedChange(docID: "doc", revisionID: revision(2, "b"), remoteRevisionID: revision(1, "a"))
+                        ReplicationProtocol.ProposedChange(
+                            docID: "doc", revisionID: revision(2, "b"), remoteRevisionID: revision(1, "a"))
                     ]),
                     expecting: ProposeChangesReply.self)
                 #expect(reply.statuses == [.conflict(currentRevision: serverRevision.revID)])
@@ -131,7 +139,8 @@ struct PushTests {
         try await TestGateway.run { gateway in
             try await ActivePeer.connect(port: gateway.port) { peer in
                 try await peer.send(
-                    RevRequest(docID: "doc", revisionID: revision(1, "a"), body: json(#"{"name":"big","keep":[1,2,3]}"#)))
+                    RevRequest(
+                        docID: "doc", revisionID: revision(1, "a"), body: json(#"{"name":"big","keep":[1,2,3]}"#)))
                 try await peer.send(
                     RevRequest(
                         docID: "doc", revisionID: revision(2, "b"), history: RevisionHistory([revision(1, "a")]),
@@ -158,11 +167,13 @@ struct PushTests {
                 configure: { connection in
                     await connection.setHandler(for: "getAttachment") { request in
                         await requests.append(request.properties)
-                        return request.reply(body: Array(content), isCompressed: request.properties["compress"] == "true")
+                        return request.reply(
+                            body: Array(content), isCompressed: request.properties["compress"] == "true")
                     }
                 }
             ) { peer in
-                let body = #"{"attachment":{"content_type":"application/octet-stream","digest":"\#(digest.description)","length":\#(content.count),"@type":"blob"}}"#
+                let body =
+                    #"{"attachment":{"content_type":"application/octet-stream","digest":"\#(digest.description)","length":\#(content.count),"@type":"blob"}}"#
                 try await peer.send(RevRequest(docID: "blob-doc-0", revisionID: revision(1, "a"), body: json(body)))
             }
             let recorded = await requests.all

@@ -62,7 +62,8 @@ struct RecordedClientReplayTests {
                 group.addTask {
                     let box = PushedRevisionsBox()
                     try await dialer.run { session in
-                        await box.set(try await replay(connection, inbound: session.inbound, outbound: session.outbound))
+                        await box.set(
+                            try await replay(connection, inbound: session.inbound, outbound: session.outbound))
                     }
                     return await box.revisions
                 }
@@ -177,9 +178,11 @@ struct RecordedClientConnection: Sendable {
                 let conn = object["conn"] as? Int, let hex = object["payload_hex"] as? String
             else { continue }
             let decoded = object["decoded_by_fixture_tool"] as? [String: Any] ?? [:]
-            var connection = connections[conn] ?? RecordedClientConnection(conn: conn, frames: [], recordedErrorCodes: [:])
+            var connection =
+                connections[conn] ?? RecordedClientConnection(conn: conn, frames: [], recordedErrorCodes: [:])
             if object["direction"] as? String == "active->passive" {
-                connection.frames.append(Frame(payload: try bytes(hex: hex), repliesReceivedBefore: answered[conn] ?? []))
+                connection.frames.append(
+                    Frame(payload: try bytes(hex: hex), repliesReceivedBefore: answered[conn] ?? []))
             } else if let type = decoded["type"] as? String, type == "RPY" || type == "ERR",
                 let number = decoded["msg_no"] as? Int
             {

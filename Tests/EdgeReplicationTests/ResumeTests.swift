@@ -31,7 +31,8 @@ struct ResumeTests {
     @Test("an upstream killed in the middle of a 10,000-document push is resumed from the checkpoint after its restart")
     func killAndRestartMidPush() async throws {
         let port = try freeLoopbackPort()
-        let upstreamDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-resume-\(UUID().uuidString)")
+        let upstreamDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-resume-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: upstreamDirectory) }
         let settings = TestGateway.settings(port: port)
         try await LocalDatabase.run { local in
@@ -42,7 +43,8 @@ struct ResumeTests {
 
             // First run: the upstream goes away once it holds part of the documents. The replicator is not told:
             // it loses the connection in the middle of a batch, as when the upstream's process is killed.
-            let replicator = ActiveReplicator(database: local.database, configuration: configuration, logger: testLogger)
+            let replicator = ActiveReplicator(
+                database: local.database, configuration: configuration, logger: testLogger)
             let firstRun = Shared<Task<Void, any Error>?>(nil)
             let receivedBeforeKill = Shared(0)
             try await TestGateway.run(settings: settings, dataDirectory: upstreamDirectory) { gateway in
@@ -63,7 +65,8 @@ struct ResumeTests {
             try await TestGateway.run(settings: settings, dataDirectory: upstreamDirectory) { gateway in
                 let remote = try await gateway.database
                 let presentAtRestart = try await Self.documentCount(in: remote)
-                let replicator = ActiveReplicator(database: local.database, configuration: configuration, logger: testLogger)
+                let replicator = ActiveReplicator(
+                    database: local.database, configuration: configuration, logger: testLogger)
                 try await replicator.run()
                 let status = await replicator.status()
                 #expect(try await Self.documentCount(in: remote) == Self.documentCount)
@@ -73,7 +76,9 @@ struct ResumeTests {
                 #expect(status.total < Self.documentCount, "the second run started from zero")
                 #expect(proposedAgain >= 0)
                 #expect(proposedAgain <= presentAtRestart / 2, "re-proposed \(proposedAgain) of \(presentAtRestart)")
-                print("resume: \(presentAtRestart) present at restart, \(missing) missing, \(proposedAgain) proposed again")
+                print(
+                    "resume: \(presentAtRestart) present at restart, \(missing) missing, \(proposedAgain) proposed again"
+                )
             }
         }
     }

@@ -85,18 +85,21 @@ struct ScriptedUpstreamTests {
                 let properties: BLIPProperties = [
                     "id": "doc-a", "rev": badRevision.description, "sequence": "1", "history": goodRevision.description,
                 ]
-                _ = try await connection.sendRequest(.request(profile: "rev", properties: properties, body: Array(#"{"a":1}"#.utf8)))
+                _ = try await connection.sendRequest(
+                    .request(profile: "rev", properties: properties, body: Array(#"{"a":1}"#.utf8)))
             } catch let error as BLIPErrorReply {
                 refusal.set(error)
             }
             _ = try await connection.sendRequest(
-                .request(RevRequest(docID: "doc-b", revisionID: goodRevision, sequence: 2, body: Array(#"{"b":2}"#.utf8))))
+                .request(
+                    RevRequest(docID: "doc-b", revisionID: goodRevision, sequence: 2, body: Array(#"{"b":2}"#.utf8))))
             _ = try await connection.sendRequest(.request(ChangesRequest(rows: [])))
         }) { port in
             try await LocalDatabase.run { local in
                 let replicator = ActiveReplicator(
                     database: local.database,
-                    configuration: .init(remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "scripted", direction: .pull),
+                    configuration: .init(
+                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "scripted", direction: .pull),
                     logger: testLogger)
                 try await replicator.run()
                 let status = await replicator.status()

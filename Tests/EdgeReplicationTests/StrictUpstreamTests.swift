@@ -5,9 +5,9 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
-import UpstreamStandIns
 import Testing
 import UpstreamDialer
+import UpstreamStandIns
 
 @testable import EdgeReplication
 
@@ -57,7 +57,8 @@ struct StrictUpstreamTests {
 
     /// A TLS server context for the proxy from a fresh self-signed identity, and a client pin for it.
     static func proxyTLS() throws -> (server: NIOSSLContext, pin: ClientTLSConfiguration, directory: URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-strict-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-strict-\(UUID().uuidString)")
         let identity = try TLSIdentity.loadOrCreateSelfSigned(
             directory: directory.path, commonName: "strict-upstream", logger: testLogger)
         let server = try NIOSSLContext(configuration: try identity.serverTLSConfiguration())
@@ -68,12 +69,16 @@ struct StrictUpstreamTests {
     @Test("LiteCore's rule: Connection exactly Upgrade and Upgrade exactly websocket, nothing else")
     func strictRule() {
         let base = "GET /db/_blipsync HTTP/1.1\r\nHost: 127.0.0.1:4984\r\n"
-        #expect(StrictUpgradeProxy.refusalReason(requestHead: base + "Connection: Upgrade\r\nUpgrade: websocket") == nil)
-        #expect(StrictUpgradeProxy.refusalReason(requestHead: base + "Connection: upgrade\r\nUpgrade: websocket") != nil)
         #expect(
-            StrictUpgradeProxy.refusalReason(requestHead: base + "Connection: keep-alive, Upgrade\r\nUpgrade: websocket")
+            StrictUpgradeProxy.refusalReason(requestHead: base + "Connection: Upgrade\r\nUpgrade: websocket") == nil)
+        #expect(
+            StrictUpgradeProxy.refusalReason(requestHead: base + "Connection: upgrade\r\nUpgrade: websocket") != nil)
+        #expect(
+            StrictUpgradeProxy.refusalReason(
+                requestHead: base + "Connection: keep-alive, Upgrade\r\nUpgrade: websocket")
                 != nil)
-        #expect(StrictUpgradeProxy.refusalReason(requestHead: base + "Connection: Upgrade\r\nUpgrade: WebSocket") != nil)
+        #expect(
+            StrictUpgradeProxy.refusalReason(requestHead: base + "Connection: Upgrade\r\nUpgrade: WebSocket") != nil)
         #expect(StrictUpgradeProxy.refusalReason(requestHead: base + "Upgrade: websocket") != nil)
     }
 
@@ -125,7 +130,8 @@ struct StrictUpstreamTests {
                 let ours = Self.headerFields(sent)
                 let theirs = Self.headerFields(withCredentials)
                 #expect(ours.map(\.name) == theirs.map(\.name))
-                for (name, value) in theirs where !["Host", "Authorization", "User-Agent", "Sec-WebSocket-Key"].contains(name) {
+                for (name, value) in theirs
+                where !["Host", "Authorization", "User-Agent", "Sec-WebSocket-Key"].contains(name) {
                     #expect(ours.first { $0.name == name }?.value == value, "\(name)")
                 }
                 #expect(ours.first { $0.name == "Host" }?.value == "127.0.0.1:\(port)")

@@ -49,7 +49,8 @@ struct UpstreamTransportTests {
     @Test("self-signed-only accepts the listener's generated certificate and pushes")
     func selfSignedOnly() async throws {
         try await TestGateway.run(settings: TestGateway.settings(tls: .selfSigned)) { gateway in
-            let status = try await Self.push(to: gateway, tls: try ServerTrustPolicy.selfSignedOnly.clientTLSConfiguration())
+            let status = try await Self.push(
+                to: gateway, tls: try ServerTrustPolicy.selfSignedOnly.clientTLSConfiguration())
             #expect(status.completed == 3)
             #expect(try await gateway.database.document("t-2") != nil)
         }
@@ -78,7 +79,8 @@ struct UpstreamTransportTests {
 
     @Test("CA trust with a hostname check accepts a CA-signed listener by its name; self-signed-only refuses it")
     func certificateAuthority() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.directoryPrefix)-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(Self.directoryPrefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let authority = try IssuedCertificate(commonName: "Site CA", issuer: nil)
@@ -113,7 +115,8 @@ struct UpstreamTransportTests {
                 to: gateway, scheme: "ws", authentication: .basic(user: "alice", password: "s3cret"), tls: nil)
             #expect(status.completed == 3)
             let error = await dialError {
-                try await Self.push(to: gateway, scheme: "ws", authentication: .basic(user: "alice", password: "nope"), tls: nil)
+                try await Self.push(
+                    to: gateway, scheme: "ws", authentication: .basic(user: "alice", password: "nope"), tls: nil)
             }
             // Our own listener's refusal, exactly as Couchbase Lite needs it to ask for credentials.
             guard case .upgradeRefused(_, 401, _, #"Basic charset="UTF-8""#, "Login required") = error else {
@@ -126,20 +129,24 @@ struct UpstreamTransportTests {
 
     @Test("a client certificate from the listener's CA pushes; without one the TLS handshake fails for good")
     func clientCertificate() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.directoryPrefix)-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(Self.directoryPrefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let authority = try IssuedCertificate(commonName: "Device CA", issuer: nil)
         let client = try IssuedCertificate(commonName: "edge-02", issuer: authority)
         let authorityPath = directory.appendingPathComponent("ca.pem").path
-        try authority.certificate.serializeAsPEM().pemString.write(toFile: authorityPath, atomically: true, encoding: .utf8)
+        try authority.certificate.serializeAsPEM().pemString.write(
+            toFile: authorityPath, atomically: true, encoding: .utf8)
         let clientFiles = try client.writePEMFiles(in: directory, named: "client")
-        let clientIdentity = try TLSIdentity.load(certificatePEMFile: clientFiles.certificate, keyPEMFile: clientFiles.key)
+        let clientIdentity = try TLSIdentity.load(
+            certificatePEMFile: clientFiles.certificate, keyPEMFile: clientFiles.key)
 
         let settings = TestGateway.settings(
             tls: .selfSigned, authentication: .clientCertificate(trustedCertificateAuthorities: [authorityPath]))
         try await TestGateway.run(settings: settings) { gateway in
-            let withCertificate = try ServerTrustPolicy.selfSignedOnly.clientTLSConfiguration(clientIdentity: clientIdentity)
+            let withCertificate = try ServerTrustPolicy.selfSignedOnly.clientTLSConfiguration(
+                clientIdentity: clientIdentity)
             #expect(try await Self.push(to: gateway, tls: withCertificate).completed == 3)
 
             let anonymous = try ServerTrustPolicy.selfSignedOnly.clientTLSConfiguration()
@@ -156,7 +163,8 @@ struct UpstreamTransportTests {
                 try await LocalDatabase.run { local in
                     try await ActiveReplicator(
                         database: local.database,
-                        configuration: .init(remoteURL: "ws://127.0.0.1:\(closedPort)/db", remoteUUID: "u", direction: .push),
+                        configuration: .init(
+                            remoteURL: "ws://127.0.0.1:\(closedPort)/db", remoteUUID: "u", direction: .push),
                         logger: testLogger
                     ).run()
                 }
@@ -217,7 +225,8 @@ struct UpstreamTransportTests {
                     target: try UpstreamTarget(url: "ws://127.0.0.1:\(port)/db/_blipsync"),
                     options: .init(subprotocols: ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"]), logger: testLogger)
                 let error = await dialError { try await dialer.run { _ in } }
-                #expect(error == .subprotocolRejected(offered: ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"], chosen: chosen))
+                #expect(
+                    error == .subprotocolRejected(offered: ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"], chosen: chosen))
                 #expect(error?.isTransient == false)
             }
         }
@@ -230,7 +239,8 @@ struct UpstreamTransportTests {
             ("429 Too Many Requests", true), ("503 Service Unavailable", true),
         ]
         for (status, transient) in statuses {
-            try await ScriptedUpgradeServer.run(answer: .refuse(status: status, body: "I only speak BLIP_3+CBMobile_4")) { port in
+            try await ScriptedUpgradeServer.run(answer: .refuse(status: status, body: "I only speak BLIP_3+CBMobile_4"))
+            { port in
                 let dialer = UpstreamDialer(
                     target: try UpstreamTarget(url: "ws://127.0.0.1:\(port)/db/_blipsync"),
                     options: .init(subprotocols: ["BLIP_3+CBMobile_3"]), logger: testLogger)

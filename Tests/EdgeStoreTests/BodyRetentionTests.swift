@@ -50,8 +50,7 @@ struct BodyRetentionTests {
 
     @Test("Without limits every body is kept")
     func unlimited() async throws {
-        try await withDatabase(configuration: .init(bodyRetention: .init(maxAncestorDistance: nil)))
-        { database in
+        try await withDatabase(configuration: .init(bodyRetention: .init(maxAncestorDistance: nil))) { database in
             let revisions = try await saveChain(database, count: 5)
             for revID in revisions {
                 #expect(try await database.revision("doc", revID: revID)?.body != nil)

@@ -124,8 +124,12 @@ struct ConflictResolutionTests {
             }
             let conflict = try #require(seen.conflicts.first)
             #expect(seen.conflicts.count == 1)
-            #expect(conflict.local == ConflictingRevision(revID: rev(2, "a"), deleted: false, body: json(#"{"side":"local","a":1}"#)))
-            #expect(conflict.remote == ConflictingRevision(revID: rev(2, "b"), deleted: false, body: json(#"{"side":"remote"}"#)))
+            #expect(
+                conflict.local
+                    == ConflictingRevision(revID: rev(2, "a"), deleted: false, body: json(#"{"side":"local","a":1}"#)))
+            #expect(
+                conflict.remote
+                    == ConflictingRevision(revID: rev(2, "b"), deleted: false, body: json(#"{"side":"remote"}"#)))
             guard case .resolvedConflict(let sequence, let resolvedRevID)? = results.first else {
                 Issue.record("not resolved: \(results)")
                 return
@@ -188,9 +192,11 @@ struct ConflictResolutionTests {
         try await withDatabase { database in
             _ = try await database.insertExistingRevisions([existing("doc", 2, "a")])
             let results = try await database.insertExistingRevisions([existing("doc", 1, "c")]) { _ in .remote }
-            #expect(results == [.resolvedConflict(sequence: try await database.lastSequence(), resolvedRevID: rev(1, "c"))])
+            #expect(
+                results == [.resolvedConflict(sequence: try await database.lastSequence(), resolvedRevID: rev(1, "c"))])
             #expect(try await database.leafRevisions("doc").map(\.revID) == [rev(1, "c")])
-            #expect(try await database.revision("doc", revID: rev(1, "a")) == nil, "the unrelated local history is removed")
+            #expect(
+                try await database.revision("doc", revID: rev(1, "a")) == nil, "the unrelated local history is removed")
         }
     }
 }

@@ -12,7 +12,8 @@ struct LocalDocumentTests {
     func localWritesDoNotWakeFeeds() async throws {
         try await withDatabase { database in
             let before = database.commits.generation
-            let rev = try await database.putLocalDocument("checkpoint/a", body: json(#"{"local":1}"#), expectedRevID: nil)
+            let rev = try await database.putLocalDocument(
+                "checkpoint/a", body: json(#"{"local":1}"#), expectedRevID: nil)
             try await database.putLocalDocument("checkpoint/a", body: json(#"{"local":2}"#), expectedRevID: rev)
             try await database.deleteLocalDocument("checkpoint/a")
             #expect(database.commits.generation == before)

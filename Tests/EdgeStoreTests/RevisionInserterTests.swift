@@ -81,7 +81,9 @@ struct RevisionInserterTests {
                 OutgoingRevisionRequest(docID: "one", revID: rev(2, "a")),
                 OutgoingRevisionRequest(docID: "missing", revID: rev(1, "a")),
             ])
-            #expect(revisions[0] == OutgoingRevision(revID: rev(1, "b"), deleted: false, body: json(#"{"n":2}"#), history: []))
+            #expect(
+                revisions[0]
+                    == OutgoingRevision(revID: rev(1, "b"), deleted: false, body: json(#"{"n":2}"#), history: []))
             #expect(revisions[1]?.history == [rev(3, "a"), rev(2, "a")])
             #expect(revisions[1]?.body == json(#"{"n":1}"#))
             #expect(revisions[2]?.history == [rev(3, "a")])
@@ -93,7 +95,9 @@ struct RevisionInserterTests {
                 replacing: OutgoingRevisionRequest(docID: "one", revID: rev(2, "a"), knownRevIDs: [rev(3, "a")]))
             #expect(current?.revID == rev(4, "a"))
             #expect(current?.history == [rev(3, "a")])
-            #expect(try await database.currentOutgoingRevision(replacing: OutgoingRevisionRequest(docID: "gone", revID: rev(1, "a"))) == nil)
+            #expect(
+                try await database.currentOutgoingRevision(
+                    replacing: OutgoingRevisionRequest(docID: "gone", revID: rev(1, "a"))) == nil)
         }
     }
 }

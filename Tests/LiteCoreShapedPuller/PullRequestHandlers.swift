@@ -18,7 +18,8 @@ struct PullRequestHandlers: Sendable {
         guard await flow.enterChanges(request.number) else { throw CancellationError() }
         var offered: [(sequence: JSONValue, requested: Bool)] = []
         do {
-            let decoded = try ChangesRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
+            let decoded = try ChangesRequest(
+                properties: MessageProperties(request.properties.pairs), body: request.body)
             if decoded.isCaughtUp {
                 await flow.finishChanges(offered: [], caughtUp: true)
                 return request.reply()

@@ -16,7 +16,8 @@ actor RevisionBatchInserter {
     private let collection: CollectionName
     private let tuning: LiteCorePullerTuning
     private let committed: @Sendable ([JSONValue?]) async -> Void
-    private var waiting: [(revision: ExistingRevision, sequence: JSONValue?, continuation: CheckedContinuation<Outcome, Never>)] = []
+    private var waiting:
+        [(revision: ExistingRevision, sequence: JSONValue?, continuation: CheckedContinuation<Outcome, Never>)] = []
     private var delayTimer: Task<Void, Never>?
     private var isInserting = false
     private var isFlushRequested = false

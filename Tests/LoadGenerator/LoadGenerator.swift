@@ -18,7 +18,8 @@ import Synchronization
 struct LoadGenerator: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load-generator",
-        abstract: "Continuous Couchbase Lite-style clients against one gateway; measures fan-out and the gateway's usage."
+        abstract:
+            "Continuous Couchbase Lite-style clients against one gateway; measures fan-out and the gateway's usage."
     )
 
     @Option(help: "The gateway database's replication URL, ws://host:port/db.")
@@ -41,7 +42,9 @@ struct LoadGenerator: AsyncParsableCommand {
             """)
     var writeInterval = 1000
 
-    @Option(help: "Where the clients' databases go (default: a new directory under /dev/shm, else the temporary directory).")
+    @Option(
+        help: "Where the clients' databases go (default: a new directory under /dev/shm, else the temporary directory)."
+    )
     var directory: String?
 
     @Option(help: "The gateway's process ID, to sample its resident memory, descriptors and threads.")
@@ -54,7 +57,9 @@ struct LoadGenerator: AsyncParsableCommand {
     var heartbeat = 30
 
     func validate() throws {
-        guard clients >= 2 else { throw ValidationError("--clients must be at least 2: a document fans out to the others") }
+        guard clients >= 2 else {
+            throw ValidationError("--clients must be at least 2: a document fans out to the others")
+        }
         guard documents >= 1 else { throw ValidationError("--documents must be at least 1") }
         if let writers, !(1...clients).contains(writers) {
             throw ValidationError("--writers must be between 1 and --clients (\(clients)), got \(writers)")
@@ -84,10 +89,10 @@ struct LoadGenerator: AsyncParsableCommand {
         }
         let tracker = FanOutTracker(receivers: clients - 1)
         let watchers = fleet.map { client in Task { try await client.watchArrivals(into: tracker) } }
-        defer { watchers.forEach { $0.cancel() } }
+        defer { for watcher in watchers { watcher.cancel() } }
 
         let connectStart = ContinuousClock.now
-        fleet.forEach { $0.start() }
+        for client in fleet { client.start() }
         try await waitUntilIdle(fleet, deadline: connectStart + .seconds(timeout))
         let connected = ContinuousClock.now - connectStart
         report("\(clients) clients connected and idle after \(connected.milliseconds) ms")
@@ -102,7 +107,8 @@ struct LoadGenerator: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for client in fleet.prefix(writerCount) {
                 group.addTask {
-                    try await client.writeAll(count: documents, interval: .milliseconds(writeInterval), tracker: tracker)
+                    try await client.writeAll(
+                        count: documents, interval: .milliseconds(writeInterval), tracker: tracker)
                 }
             }
             try await group.waitForAll()
@@ -132,7 +138,8 @@ struct LoadGenerator: AsyncParsableCommand {
         let latencies = tracker.fanOutLatencies()
         let deliveries = tracker.deliveryLatencies()
         let summary = LoadGeneratorSummary(
-            clients: clients, writers: writerCount, documentsPerClient: documents, writeIntervalMilliseconds: writeInterval,
+            clients: clients, writers: writerCount, documentsPerClient: documents,
+            writeIntervalMilliseconds: writeInterval,
             connectedMilliseconds: connected.milliseconds,
             writeMilliseconds: (lastWrite - writeStart).milliseconds,
             convergedMilliseconds: (converged - writeStart).milliseconds,
@@ -206,7 +213,8 @@ final class Client: Sendable {
     func start() {
         let task = Task {
             while !Task.isCancelled {
-                let current = ActiveReplicator(database: database, configuration: configuration, logger: Self.quietLogger)
+                let current = ActiveReplicator(
+                    database: database, configuration: configuration, logger: Self.quietLogger)
                 replicator.withLock { $0 = current }
                 _ = try? await current.run()
                 // Couchbase Lite's first retry waits about a second; jitter keeps a refused fleet from returning
@@ -239,7 +247,8 @@ final class Client: Sendable {
             if index > 0 { try await pause(0.5...1.5) }
             let docID = "\(name)-\(index)"
             tracker.wrote(docID)
-            _ = try await database.save(docID, body: Data(#"{"writer":"\#(name)","n":\#(index)}"#.utf8), parentRevID: nil)
+            _ = try await database.save(
+                docID, body: Data(#"{"writer":"\#(name)","n":\#(index)}"#.utf8), parentRevID: nil)
         }
     }
 

@@ -39,7 +39,8 @@ struct CrashMidSyncTests {
                 let content = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
                 let digest = try database.blobs.write(content)
                 blob = digest
-                body += #","file":{"@type":"blob","digest":"\#(digest)","length":4096,"content_type":"application/octet-stream"}"#
+                body +=
+                    #","file":{"@type":"blob","digest":"\#(digest)","length":4096,"content_type":"application/octet-stream"}"#
             }
             body += "}"
             seeded[docID] = Seeded(body: Data(body.utf8), blob: blob)
@@ -101,7 +102,9 @@ struct CrashMidSyncTests {
         return (present, integrity)
     }
 
-    @Test("every acknowledged revision survives SIGKILL with body and blobs; the resumed push re-sends only in-flight work")
+    @Test(
+        "every acknowledged revision survives SIGKILL with body and blobs; the resumed push re-sends only in-flight work"
+    )
     func killDuringPush() async throws {
         let root = try reliabilityDirectory("crash-mid-sync")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -121,7 +124,8 @@ struct CrashMidSyncTests {
                 try await Self.seed(first: round * Self.documentsPerRound, count: Self.documentsPerRound, in: client)
             ) { _, new in new }
             let total = seeded.count
-            let killAt = Int.random(in: (Self.documentsPerRound / 10)...(Self.documentsPerRound * 9 / 10), using: &generator)
+            let killAt = Int.random(
+                in: (Self.documentsPerRound / 10)...(Self.documentsPerRound * 9 / 10), using: &generator)
 
             // The push, killed once it has done `killAt` documents of this round.
             try await gateway.start()
@@ -144,7 +148,9 @@ struct CrashMidSyncTests {
                 in: client, checkpointID: await replicator.checkpointID(), logger: Self.quietLogger)
             let acknowledgedUpTo = Int64(checkpoint?.local ?? 0)
             let changes = try await client.changes(since: 0)
-            let acknowledged = changes.filter { $0.sequence <= acknowledgedUpTo }.map { (docID: $0.docID, revID: $0.revID) }
+            let acknowledged = changes.filter { $0.sequence <= acknowledgedUpTo }.map {
+                (docID: $0.docID, revID: $0.revID)
+            }
             let afterKill = try await Self.verify(
                 gatewayData: gateway.dataDirectory, expected: acknowledged, seeded: seeded)
             #expect(afterKill.integrity == ["ok"], "round \(round): \(afterKill.integrity)")
@@ -165,7 +171,8 @@ struct CrashMidSyncTests {
             #expect(gateway.terminate() == 0, "round \(round): \(gateway.logTail())")
 
             let complete = try await Self.verify(
-                gatewayData: gateway.dataDirectory, expected: changes.map { (docID: $0.docID, revID: $0.revID) }, seeded: seeded)
+                gatewayData: gateway.dataDirectory, expected: changes.map { (docID: $0.docID, revID: $0.revID) },
+                seeded: seeded)
             #expect(complete.integrity == ["ok"])
             #expect(complete.present == total, "round \(round): \(complete.present) of \(total) after resuming")
             print(
@@ -174,7 +181,9 @@ struct CrashMidSyncTests {
                     + "(checkpoint), \(beyondCheckpoint) past it; resumed run proposed \(status.total), "
                     + "\(proposedAgain) of them again; integrity \(afterKill.integrity.joined())")
         }
-        print("crash-mid-sync: \(Self.rounds) rounds × \(Self.documentsPerRound) documents in \(ContinuousClock.now - started)")
+        print(
+            "crash-mid-sync: \(Self.rounds) rounds × \(Self.documentsPerRound) documents in \(ContinuousClock.now - started)"
+        )
     }
 
     @Test("SIGKILL while the gateway downloads a blob leaves no partial blob file, and the resumed push completes it")
@@ -197,7 +206,8 @@ struct CrashMidSyncTests {
         func temporaryBytes() -> Int {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
             return names.reduce(0) { total, name in
-                let attributes = try? FileManager.default.attributesOfItem(atPath: temporary.appendingPathComponent(name).path)
+                let attributes = try? FileManager.default.attributesOfItem(
+                    atPath: temporary.appendingPathComponent(name).path)
                 return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
             }
         }
@@ -238,7 +248,9 @@ struct CrashMidSyncTests {
             gateway.kill()
             _ = await push.result
             let installed = try await checkInstalledBlobs()
-            kills.append("\(partialBytes > 0 ? "\(partialBytes) bytes in the temporary file" : "no temporary file yet"), \(installed) installed")
+            kills.append(
+                "\(partialBytes > 0 ? "\(partialBytes) bytes in the temporary file" : "no temporary file yet"), \(installed) installed"
+            )
         }
 
         try await gateway.start()
@@ -251,6 +263,8 @@ struct CrashMidSyncTests {
         #expect(try await database.document("big") != nil)
         #expect(BlobDigest(of: try database.blobs.read(digest)) == digest)
         #expect(try await database.integrityCheck() == ["ok"])
-        print("crash-blob: \(content.count)-byte blob, kills: \(kills.joined(separator: "; ")); the resumed push completed it")
+        print(
+            "crash-blob: \(content.count)-byte blob, kills: \(kills.joined(separator: "; ")); the resumed push completed it"
+        )
     }
 }

@@ -14,7 +14,8 @@ struct DiskFullTests {
     /// Why a tmpfs cannot be mounted here, found by mounting one; `nil` when it can.
     static let unavailableReason: String? = {
         guard getuid() == 0 else { return "needs root to mount a tmpfs" }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("edge-tmpfs-probe-\(UUID().uuidString)")
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-tmpfs-probe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: probe) }
         guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil,
             (try? DiskFullTests.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path])) == 0
@@ -172,7 +173,8 @@ struct DiskFullTests {
         for index in stride(from: 0, to: Self.documentCount, by: 20) {
             let document = try #require(try await database.document("doc-\(index)"))
             let references = String(decoding: document.body, as: UTF8.self)
-            let digest = try #require(references.firstRange(of: "sha1-").map { String(references[$0.lowerBound...].prefix(33)) })
+            let digest = try #require(
+                references.firstRange(of: "sha1-").map { String(references[$0.lowerBound...].prefix(33)) })
             let blob = try BlobDigest(digest)
             #expect(BlobDigest(of: try database.blobs.read(blob)) == blob, "doc-\(index): blob")
         }

@@ -2,7 +2,7 @@ import EdgeGatewayTestSupport
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One `edge-gateway serve` child process with a plain listener for the `inventory` database, on loopback or, with

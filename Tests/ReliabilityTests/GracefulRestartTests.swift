@@ -20,11 +20,12 @@ struct GracefulRestartTests {
         for index in 0..<Self.clientCount {
             built.append(
                 try await SyncClient(
-                    name: "c\(index)", directory: root.appendingPathComponent("client-\(index)"), remoteURL: gateway.url))
+                    name: "c\(index)", directory: root.appendingPathComponent("client-\(index)"), remoteURL: gateway.url
+                ))
         }
         let clients = built
-        defer { clients.forEach { $0.close() } }
-        clients.forEach { $0.start() }
+        defer { for client in clients { client.close() } }
+        for client in clients { client.start() }
 
         // Each client writes a document every 100 ms until the end, across the restart.
         let written = WriteCounts(clients: Self.clientCount)
@@ -74,7 +75,8 @@ struct GracefulRestartTests {
                 for change in acknowledgedOwn {
                     #expect(onGateway.contains(change.docID), "\(change.docID) acknowledged but not on the gateway")
                 }
-                unacknowledgedOnGateway += own.filter { $0.sequence > acknowledged && onGateway.contains($0.docID) }.count
+                unacknowledgedOnGateway +=
+                    own.filter { $0.sequence > acknowledged && onGateway.contains($0.docID) }.count
             }
         }
 

@@ -77,7 +77,9 @@ struct LoadTests {
             + "\(summary.deliveryP50Milliseconds) ms, p99 \(summary.deliveryP99Milliseconds) ms"
         let usage =
             "gateway idle: \(idle); peak: \(peak); load generator: \(summary.generator)"
-        print("load: \(Self.clientCount) clients × \(Self.documentsPerClient) documents, \(writing): \(timing); \(fanOut); \(usage)")
+        print(
+            "load: \(Self.clientCount) clients × \(Self.documentsPerClient) documents, \(writing): \(timing); \(fanOut); \(usage)"
+        )
     }
 
     /// Lets the gateway finish tearing down closed connections and hand freed memory back (its heap trim runs
@@ -119,7 +121,11 @@ struct LoadTests {
         ])
     func residentRule(startMiB: [Int], endMiB: [Int], held: Bool) {
         func samples(_ mebibytes: [Int]) -> [GatewayProcess.Usage] {
-            mebibytes.map { var usage = GatewayProcess.Usage(); usage.residentKiB = $0 * 1024; return usage }
+            mebibytes.map {
+                var usage = GatewayProcess.Usage()
+                usage.residentKiB = $0 * 1024
+                return usage
+            }
         }
         #expect(Self.residentSizeHeld(start: samples(startMiB), end: samples(endMiB)).held == held)
     }
@@ -154,7 +160,7 @@ struct LoadTests {
                     name: "s\(index)", directory: root.appendingPathComponent("s\(index)"), remoteURL: gateway.url))
         }
         let clients = built
-        defer { clients.forEach { $0.close() } }
+        defer { for client in clients { client.close() } }
 
         /// One cycle per client: write, connect, sync once (continuous until caught up), disconnect.
         func cycle(_ round: Int) async throws {
@@ -168,7 +174,7 @@ struct LoadTests {
                             do {
                                 try await client.syncOnce()
                                 break
-                            } catch where attempt < 100 {
+                            } catch  where attempt < 100 {
                                 try await Task.sleep(for: .milliseconds(Int.random(in: 100...300)))
                             }
                         }
@@ -215,7 +221,9 @@ struct LoadTests {
         let endHeap = try await gateway.usageWithHeap()
         let start = Self.median(startSamples)
         let end = Self.median(endSamples)
-        print("soak: right after each unsettled cycle, gateway RSS MiB/anonymous MiB/threads: \(busy.joined(separator: " "))")
+        print(
+            "soak: right after each unsettled cycle, gateway RSS MiB/anonymous MiB/threads: \(busy.joined(separator: " "))"
+        )
         print(
             "soak: settled samples, RSS MiB/anonymous MiB/fds/threads: at the start \(summary(startSamples)); "
                 + "at the end \(summary(endSamples))")

@@ -36,7 +36,8 @@ final class SyncClient: Sendable {
     func start(retryWait: Duration = .milliseconds(300)) {
         let task = Task {
             while !Task.isCancelled {
-                let current = ActiveReplicator(database: database, configuration: configuration, logger: Self.quietLogger)
+                let current = ActiveReplicator(
+                    database: database, configuration: configuration, logger: Self.quietLogger)
                 replicator.withLock { $0 = current }
                 latestRunStart.withLock { $0 = .now }
                 _ = try? await current.run()

@@ -177,12 +177,16 @@ struct UpstreamCrashTests {
         }
     }
 
-    @Test("SIGKILL of the edge during its upstream push: its store intact, the hub complete and identical, the resumed push re-proposes only what lay past the saved checkpoint")
+    @Test(
+        "SIGKILL of the edge during its upstream push: its store intact, the hub complete and identical, the resumed push re-proposes only what lay past the saved checkpoint"
+    )
     func killDuringUpstreamPush() async throws {
         try await killDuring(.push)
     }
 
-    @Test("SIGKILL of the edge during its upstream pull: every document it holds complete with its blob, the resumed pull completes it and fetches nothing twice")
+    @Test(
+        "SIGKILL of the edge during its upstream pull: every document it holds complete with its blob, the resumed pull completes it and fetches nothing twice"
+    )
     func killDuringUpstreamPull() async throws {
         try await killDuring(.pull)
     }
@@ -272,7 +276,8 @@ struct UpstreamCrashTests {
             let bodiesStored = try await Self.hubStoredPushes(pair.hub) - hubStoredBefore
             let resumedOnEdge = try await Self.edgeCount(pair.edge, direction)
             let missing = written - held
-            #expect(resumedOnEdge == resumedOnHub, "\(context): the edge counts \(resumedOnEdge), the hub \(resumedOnHub)")
+            #expect(
+                resumedOnEdge == resumedOnHub, "\(context): the edge counts \(resumedOnEdge), the hub \(resumedOnHub)")
             switch direction {
             case .push:
                 // Everything the hub lacked must be proposed again; of what it had, only what lay past the
@@ -282,7 +287,8 @@ struct UpstreamCrashTests {
                     resumedOnHub <= pastCheckpoint,
                     "\(context): proposed \(resumedOnHub), only \(pastCheckpoint) were past the checkpoint")
                 // Those it already had are answered "have it": their bodies do not come again.
-                #expect(bodiesStored == missing, "\(context): \(bodiesStored) revisions sent, the hub lacked \(missing)")
+                #expect(
+                    bodiesStored == missing, "\(context): \(bodiesStored) revisions sent, the hub lacked \(missing)")
             case .pull:
                 // The edge asks for what it lacks and nothing it already stored, below the checkpoint or past it.
                 #expect(resumedOnHub == missing, "\(context): fetched \(resumedOnHub), the edge lacked \(missing)")
@@ -294,7 +300,8 @@ struct UpstreamCrashTests {
                     + (held == written ? "all of them delivered before the kill" : "mid-\(direction)") + "); "
                     + "checkpoint at sequence \(resumeFrom) covered \(covered.count), \(pastCheckpoint) past it "
                     + "(\(heldPastCheckpoint) of those already on the target); resumed run "
-                    + (direction == .push ? "proposed \(resumedOnHub), sent \(bodiesStored)" : "fetched \(resumedOnHub)")
+                    + (direction == .push
+                        ? "proposed \(resumedOnHub), sent \(bodiesStored)" : "fetched \(resumedOnHub)")
                     + " for \(missing) missing; "
                     + "edge integrity \(integrity.joined())")
         }
@@ -312,7 +319,9 @@ struct UpstreamCrashTests {
                 + "in \(ContinuousClock.now - started)\n  " + rounds.joined(separator: "\n  "))
     }
 
-    @Test("SIGKILL while the edge's upstream pull downloads a 32 MiB blob leaves no partial blob file and no document without its blob; the next run completes it")
+    @Test(
+        "SIGKILL while the edge's upstream pull downloads a 32 MiB blob leaves no partial blob file and no document without its blob; the next run completes it"
+    )
     func killDuringUpstreamBlobDownload() async throws {
         let root = try reliabilityDirectory("upstream-crash-blob")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -334,12 +343,16 @@ struct UpstreamCrashTests {
         /// Bytes in the temporary files, leaving out those an earlier kill left behind.
         func temporaryBytes(excluding leftovers: Set<String> = []) -> Int {
             temporaryNames().subtracting(leftovers).reduce(0) { total, name in
-                let attributes = try? FileManager.default.attributesOfItem(atPath: temporary.appendingPathComponent(name).path)
+                let attributes = try? FileManager.default.attributesOfItem(
+                    atPath: temporary.appendingPathComponent(name).path)
                 return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
             }
         }
         func installedNames() -> Set<String> {
-            Set(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).filter { $0.hasSuffix(".blob") })
+            Set(
+                ((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).filter {
+                    $0.hasSuffix(".blob")
+                })
         }
         var digests: [String: BlobDigest] = [:]
 
@@ -349,7 +362,8 @@ struct UpstreamCrashTests {
             for name in installedNames() {
                 let bytes = try Data(contentsOf: blobs.appendingPathComponent(name))
                 let hex = Insecure.SHA1.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-                #expect(name == hex + ".blob", "\(context): blob file \(name) holds other content (\(bytes.count) bytes)")
+                #expect(
+                    name == hex + ".blob", "\(context): blob file \(name) holds other content (\(bytes.count) bytes)")
             }
             let database = try await DocumentStore(dataDirectory: edge.dataDirectory).database(named: "inventory")
             defer { try? database.close() }

@@ -14,7 +14,9 @@ struct DeltaBodyTests {
 
     @Test func corruptDeltaIsAnswered422() {
         let reason = "the delta deletes the whole value"
-        expectProtocolError(.corruptDelta(reason)) { _ = try JSONDelta.apply(delta: bytes("[]"), to: bytes(#"{"a":1}"#)) }
+        expectProtocolError(.corruptDelta(reason)) {
+            _ = try JSONDelta.apply(delta: bytes("[]"), to: bytes(#"{"a":1}"#))
+        }
         #expect(ProtocolError.corruptDelta(reason).reply == .http(422, "the delta cannot be applied: \(reason)"))
     }
 

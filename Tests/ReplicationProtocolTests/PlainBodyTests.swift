@@ -51,19 +51,21 @@ struct PlainBodyTests {
         _ = try JSONValue(parsing: text)
     }
 
-    static let invalidBodies: [[UInt8]] = [
-        #"{"a":1,"a":2}"#, #"{"o":{"k":1,"k":1}}"#, #"{"a":1,}"#, #"{"a":01}"#, #"{"a":1.}"#, #"{"a":-}"#,
-        #"{"a":"\ud800"}"#, #"{"a":"\udc00x"}"#, #"{"a":"\ud800\u0041"}"#, #"{"a":"\x"}"#, #"{"a":"\u12g4"}"#,
-        #"{"a":tru}"#, #"{"a":nul}"#, #"{"a":1} x"#, #"{"a":1"#, #"{"a""#, #"{"a":[1,2}"#, "",
-        "{\"a\":\"\u{01}\"}",
-    ].map { Array($0.utf8) } + [
-        [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC0, 0x80, 0x22, 0x7D],  // overlong NUL
-        [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x7D],  // UTF-8 encoded surrogate
-        [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xF5, 0x80, 0x80, 0x80, 0x22, 0x7D],  // past U+10FFFF
-        [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xE2, 0x82, 0x22, 0x7D],  // truncated sequence
-        Array((String(repeating: #"{"a":"#, count: JSONValue.maximumNestingDepth + 1) + "1"
-            + String(repeating: "}", count: JSONValue.maximumNestingDepth + 1)).utf8),
-    ]
+    static let invalidBodies: [[UInt8]] =
+        [
+            #"{"a":1,"a":2}"#, #"{"o":{"k":1,"k":1}}"#, #"{"a":1,}"#, #"{"a":01}"#, #"{"a":1.}"#, #"{"a":-}"#,
+            #"{"a":"\ud800"}"#, #"{"a":"\udc00x"}"#, #"{"a":"\ud800\u0041"}"#, #"{"a":"\x"}"#, #"{"a":"\u12g4"}"#,
+            #"{"a":tru}"#, #"{"a":nul}"#, #"{"a":1} x"#, #"{"a":1"#, #"{"a""#, #"{"a":[1,2}"#, "",
+            "{\"a\":\"\u{01}\"}",
+        ].map { Array($0.utf8) } + [
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC0, 0x80, 0x22, 0x7D],  // overlong NUL
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x7D],  // UTF-8 encoded surrogate
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xF5, 0x80, 0x80, 0x80, 0x22, 0x7D],  // past U+10FFFF
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xE2, 0x82, 0x22, 0x7D],  // truncated sequence
+            Array(
+                (String(repeating: #"{"a":"#, count: JSONValue.maximumNestingDepth + 1) + "1"
+                    + String(repeating: "}", count: JSONValue.maximumNestingDepth + 1)).utf8),
+        ]
 
     @Test("what the full parser refuses is never plain")
     func invalid() {

@@ -72,7 +72,9 @@ import Testing
         (#"{"a":1}"#, "[]", "the delta deletes the whole value"),
     ])
     func corruptDeltas(base: String, delta: String, reason: String) throws {
-        #expect(throws: JSONDeltaError.corruptDelta(reason)) { _ = try JSONDelta.apply(delta: json(delta), to: json(base)) }
+        #expect(throws: JSONDeltaError.corruptDelta(reason)) {
+            _ = try JSONDelta.apply(delta: json(delta), to: json(base))
+        }
     }
 
     @Test func makeDeltaRoundTripsOnRandomDocuments() throws {

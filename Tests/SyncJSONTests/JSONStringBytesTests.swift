@@ -26,7 +26,9 @@ struct JSONStringBytesTests {
         }
     }
 
-    @Test("neighbouring bytes do not hide or fake a match", arguments: [UInt8(0x21), 0x23, 0x1F, 0x20, 0x5B, 0x5D, 0x7F, 0x80])
+    @Test(
+        "neighbouring bytes do not hide or fake a match",
+        arguments: [UInt8(0x21), 0x23, 0x1F, 0x20, 0x5B, 0x5D, 0x7F, 0x80])
     func neighbours(value: UInt8) {
         // Bytes one off a special value, in every arrangement with a special one after them.
         for special in [UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x00, 0x1F, 0xC3] {

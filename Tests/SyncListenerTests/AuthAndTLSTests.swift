@@ -30,7 +30,8 @@ struct AuthAndTLSTests {
     private static func runSClient(port: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost"] + arguments
+        process.arguments =
+            ["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -46,7 +47,8 @@ struct AuthAndTLSTests {
         try await TestGateway.run(settings: TestGateway.settings(tls: .selfSigned)) { gateway in
             // Security level 0 lets this OpenSSL offer the old versions, so the refusal seen is the listener's.
             for version in ["-tls1", "-tls1_1"] {
-                let (status, output) = try await Self.sClient(port: gateway.port, [version, "-cipher", "DEFAULT:@SECLEVEL=0"])
+                let (status, output) = try await Self.sClient(
+                    port: gateway.port, [version, "-cipher", "DEFAULT:@SECLEVEL=0"])
                 #expect(status != 0, "\(version) was accepted:\n\(output)")
                 #expect(
                     output.contains("alert protocol version") || output.contains("unsupported protocol"),
@@ -55,7 +57,8 @@ struct AuthAndTLSTests {
             }
             for (version, name) in [("-tls1_2", "TLSv1.2"), ("-tls1_3", "TLSv1.3")] {
                 let (status, output) = try await Self.sClient(port: gateway.port, [version])
-                #expect(status == 0 && output.contains("Protocol  : \(name)") || output.contains("New, \(name)"),
+                #expect(
+                    status == 0 && output.contains("Protocol  : \(name)") || output.contains("New, \(name)"),
                     "\(version) failed:\n\(output)")
             }
         }
@@ -93,7 +96,8 @@ struct AuthAndTLSTests {
                     let body = method == "GET" || method == "DELETE" ? "" : #"{"secret":"overwritten"}"#
                     requests.append(
                         HostileInputTests.http(
-                            "\(method) \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"))
+                            "\(method) \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                        ))
                 }
             }
             requests.append(HostileInputTests.upgrade())
@@ -104,13 +108,17 @@ struct AuthAndTLSTests {
                 // on a machine running the whole suite.
                 let exchange = try await RawExchange.run(port: gateway.port, chunks: request, quietFor: .seconds(15))
                 let text = String(decoding: exchange.received, as: UTF8.self)
-                #expect(!text.contains(marker), "\(String(decoding: request[0].prefix(40), as: UTF8.self)) read the document")
+                #expect(
+                    !text.contains(marker),
+                    "\(String(decoding: request[0].prefix(40), as: UTF8.self)) read the document")
                 let requestLine = String(decoding: request[0].prefix(while: { $0 != 0x0D }), as: UTF8.self)
                 if requestLine.hasPrefix("GET / ") {
-                    #expect(exchange.status == 200 && text.contains("\"couchdb\""), "\(requestLine) got \(exchange.head)")
+                    #expect(
+                        exchange.status == 200 && text.contains("\"couchdb\""), "\(requestLine) got \(exchange.head)")
                 } else {
                     // 401 where a route exists; 404 or 405 where none does for the method, before any lookup.
-                    #expect([401, 404, 405].contains(exchange.status ?? 0), "\(requestLine) got \(exchange.status ?? 0)")
+                    #expect(
+                        [401, 404, 405].contains(exchange.status ?? 0), "\(requestLine) got \(exchange.status ?? 0)")
                 }
             }
             #expect(try await database.lastSequence() == before)
@@ -128,7 +136,8 @@ struct AuthAndTLSTests {
                     "_attachments/../../x", "\u{0}../x",
                 ]
                 for (index, docID) in escapes.enumerated() {
-                    let body = #"{"file":{"@type":"blob","digest":"sha1-../../../../\#(outside.lastPathComponent)","length":3}}"#
+                    let body =
+                        #"{"file":{"@type":"blob","digest":"sha1-../../../../\#(outside.lastPathComponent)","length":3}}"#
                     let message = BLIPMessage.request(
                         profile: "rev",
                         properties: ["id": docID, "rev": "1-\(index)a", "sequence": "\(index + 1)"],
@@ -169,26 +178,38 @@ struct AuthAndTLSTests {
                 var configuration = TLSConfiguration.makeClientConfiguration()
                 configuration.certificateVerification = .none
                 let tlsConfiguration = tls == .selfSigned ? configuration : nil
-                try await ActivePeer.connect(port: gateway.port, tls: tlsConfiguration, credentials: ("alice", "s3cret")) { peer in
+                try await ActivePeer.connect(
+                    port: gateway.port, tls: tlsConfiguration, credentials: ("alice", "s3cret")
+                ) { peer in
                     try await ListenerResourceLimitTests.expectAnswered(by: peer)
                 }
                 await #expect(throws: (any Error).self) {
-                    try await ActivePeer.connect(port: gateway.port, tls: tlsConfiguration, credentials: ("alice", wrongPassword)) { _ in }
+                    try await ActivePeer.connect(
+                        port: gateway.port, tls: tlsConfiguration, credentials: ("alice", wrongPassword)
+                    ) { _ in }
                 }
                 if tls == .off {
-                    _ = try await RawExchange.run(port: gateway.port, chunks: HostileInputTests.upgrade(adding: HostileInputTests.basic("alice:\(wrongPassword)")))
+                    _ = try await RawExchange.run(
+                        port: gateway.port,
+                        chunks: HostileInputTests.upgrade(adding: HostileInputTests.basic("alice:\(wrongPassword)")))
                 }
             }
         }
         let keyPEM = try String(
-            contentsOf: directory.appendingPathComponent("identity").appendingPathComponent(TLSIdentity.keyFileName), encoding: .utf8)
+            contentsOf: directory.appendingPathComponent("identity").appendingPathComponent(TLSIdentity.keyFileName),
+            encoding: .utf8)
         let keyBody = keyPEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }
-        let secrets = ["s3cret", wrongPassword, Data("alice:s3cret".utf8).base64EncodedString(),
-            Data("alice:\(wrongPassword)".utf8).base64EncodedString(), "PRIVATE KEY"] + keyBody.map(String.init)
+        let secrets =
+            [
+                "s3cret", wrongPassword, Data("alice:s3cret".utf8).base64EncodedString(),
+                Data("alice:\(wrongPassword)".utf8).base64EncodedString(), "PRIVATE KEY",
+            ] + keyBody.map(String.init)
         let lines = logs.all
         #expect(lines.count > 20, "too few log lines to judge: \(lines.count)")
         for secret in secrets {
-            #expect(!lines.contains { $0.contains(secret) }, "a log line contains a secret: \(lines.first { $0.contains(secret) } ?? "")")
+            #expect(
+                !lines.contains { $0.contains(secret) },
+                "a log line contains a secret: \(lines.first { $0.contains(secret) } ?? "")")
         }
     }
 

@@ -18,7 +18,8 @@ struct ClientCertificateTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let certificatePath = directory.appendingPathComponent("cert.pem").path
         let keyPath = directory.appendingPathComponent("key.pem").path
-        try server.certificate.serializeAsPEM().pemString.write(toFile: certificatePath, atomically: true, encoding: .utf8)
+        try server.certificate.serializeAsPEM().pemString.write(
+            toFile: certificatePath, atomically: true, encoding: .utf8)
         try server.key.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyPath)
 
@@ -40,7 +41,8 @@ struct ClientCertificateTests {
     func clientCertificates() async throws {
         let authority = try IssuedCertificate(commonName: "Test CA", issuer: nil)
         let client = try IssuedCertificate(commonName: "client", issuer: authority)
-        let stranger = try IssuedCertificate(commonName: "stranger", issuer: try IssuedCertificate(commonName: "Other CA", issuer: nil))
+        let stranger = try IssuedCertificate(
+            commonName: "stranger", issuer: try IssuedCertificate(commonName: "Other CA", issuer: nil))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-ca-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

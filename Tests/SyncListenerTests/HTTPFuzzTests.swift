@@ -1,5 +1,5 @@
-import EdgeGatewayTestSupport
 import EdgeConfig
+import EdgeGatewayTestSupport
 import Foundation
 import SyncListener
 import Testing
@@ -77,7 +77,9 @@ struct HTTPFuzzTests {
                 bytes += corpus.randomElement(using: &random)!
             default:
                 bytes.insert(
-                    contentsOf: [UInt8](repeating: UInt8.random(in: 0x20...0x7E, using: &random), count: Int.random(in: 1...300, using: &random)),
+                    contentsOf: [UInt8](
+                        repeating: UInt8.random(in: 0x20...0x7E, using: &random),
+                        count: Int.random(in: 1...300, using: &random)),
                     at: position)
             }
         }
@@ -111,7 +113,8 @@ struct HTTPFuzzTests {
                 // In batches, so that memory stays bounded however long the run.
                 while sent < Self.iterations {
                     let count = min(10_000, Self.iterations - sent)
-                    let inputs = (0..<count).map { _ in Self.mutate(Self.corpus.randomElement(using: &random)!, &random) }
+                    let inputs = (0..<count).map { _ in Self.mutate(Self.corpus.randomElement(using: &random)!, &random)
+                    }
                     // Two senders: the machine has two cores, and the listener needs its share.
                     let halves = [0, 1].map { half in inputs.indices.filter { $0 % 2 == half }.map { inputs[$0] } }
                     let exchanges = try await withThrowingTaskGroup(of: [([UInt8], RawExchange)].self) { group in
@@ -134,7 +137,9 @@ struct HTTPFuzzTests {
                     sent += exchanges.count
                 }
                 let elapsed = ContinuousClock.now - started
-                let tally = statuses.sorted { $0.key < $1.key }.map { "\($0.key == 0 ? "none" : "\($0.key)"): \($0.value)" }
+                let tally = statuses.sorted { $0.key < $1.key }.map {
+                    "\($0.key == 0 ? "none" : "\($0.key)"): \($0.value)"
+                }
                 print(
                     "http fuzz: \(sent) inputs, seed \(Self.seed), \(elapsed): statuses \(tally.joined(separator: ", ")); "
                         + "left open after 6 s: \(leftOpen)")

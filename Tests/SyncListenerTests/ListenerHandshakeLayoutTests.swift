@@ -60,7 +60,8 @@ struct ListenerHandshakeLayoutTests {
         try await TestGateway.run { gateway in
             let key = "dGhlIHNhbXBsZSBub25jZQ=="
             let head = try await Self.exchange(
-                port: gateway.port, request: Self.request(port: gateway.port, key: key, connection: connection, upgrade: upgrade))
+                port: gateway.port,
+                request: Self.request(port: gateway.port, key: key, connection: connection, upgrade: upgrade))
             let ours = head.components(separatedBy: "\r\n")
             let theirs = recorded.components(separatedBy: "\r\n")
             #expect(ours.first == theirs.first)

@@ -2,9 +2,9 @@ import BLIPCodec
 import BLIPConnection
 import EdgeGatewayTestSupport
 import Foundation
+import HummingbirdWSClient
 import NIOCore
 import NIOWebSocket
-import HummingbirdWSClient
 import ReplicationProtocol
 import SyncListener
 import Testing
@@ -56,7 +56,9 @@ struct ListenerResourceLimitTests {
             for attempt in 1...5 {
                 do {
                     closeFrame = try await Self.withDialedPeer(port: gateway.port) { peer in
-                        try await eventually("the listener to close the idle connection") { await !peer.connection.isOpen }
+                        try await eventually("the listener to close the idle connection") {
+                            await !peer.connection.isOpen
+                        }
                     }
                     break
                 } catch UpstreamDialError.handshakeIncomplete where attempt < 5 {
@@ -160,7 +162,9 @@ struct ListenerResourceLimitTests {
             let head = try await ListenerHandshakeLayoutTests.exchange(port: gateway.port, request: request)
             #expect(head.hasPrefix("HTTP/1.1 101"))
             try await eventually("the drop to be counted") { counters.errors(of: .network) == 1 }
-            try await eventually("the dropped session to end") { await gateway.listener.status().activeConnections == 0 }
+            try await eventually("the dropped session to end") {
+                await gateway.listener.status().activeConnections == 0
+            }
             #expect(counters.errors(of: .network) == 1)
             #expect(counters.errors(of: .protocol) == 0)
         }
@@ -181,7 +185,9 @@ struct ListenerResourceLimitTests {
                     await #expect(throws: (any Error).self) { _ = try await flooder.connection.sendRequest(oversized) }
                 }
                 #expect(closeFrame?.closeCode == .protocolError)
-                #expect(closeFrame?.reason?.contains("exceeds the limit of \(limit)") == true, "\(String(describing: closeFrame))")
+                #expect(
+                    closeFrame?.reason?.contains("exceeds the limit of \(limit)") == true,
+                    "\(String(describing: closeFrame))")
                 // Counted as the listener's side of the connection ends, which may be just after the close frame.
                 let counters = try #require(gateway.listener.databaseReplicationCounters["db"])
                 for _ in 0..<50 where counters.errors(of: .protocol) == 0 {

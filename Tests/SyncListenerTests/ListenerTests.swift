@@ -12,7 +12,7 @@ import SyncListener
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite("The sync listener's HTTP side")
@@ -23,7 +23,8 @@ struct ListenerTests {
     ) async throws -> (status: Int, wwwAuthenticate: String?, body: Data) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         if let credentials {
-            request.setValue("Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+            request.setValue(
+                "Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
         }
         let (body, response) = try await URLSession.shared.data(for: request)
         let http = try #require(response as? HTTPURLResponse)
@@ -96,7 +97,8 @@ struct ListenerTests {
                 // The first run pins the generated certificate; the restarted listener must present it again.
                 try await pinnedHandshake(port: gateway.port, policy: pin ?? .pinned(certificateDER: identity.derBytes))
                 await #expect(throws: (any Error).self) {
-                    try await pinnedHandshake(port: gateway.port, policy: .pinned(certificateDER: Array(repeating: 1, count: 64)))
+                    try await pinnedHandshake(
+                        port: gateway.port, policy: .pinned(certificateDER: Array(repeating: 1, count: 64)))
                 }
                 // The WebSocket client cannot take a pinning callback; trust was checked just above.
                 var tls = TLSConfiguration.makeClientConfiguration()

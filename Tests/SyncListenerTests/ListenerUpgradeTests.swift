@@ -33,7 +33,8 @@ struct ListenerUpgradeTests {
     func unauthorized() async throws {
         try await TestGateway.run(settings: TestGateway.settings(authentication: TestGateway.users)) { gateway in
             for credentials in [nil, ("alice", "wrong"), ("bob", "s3cret")] as [(String, String)?] {
-                let refusal = await Self.refusal(of: try TestGateway.dialer(port: gateway.port, credentials: credentials))
+                let refusal = await Self.refusal(
+                    of: try TestGateway.dialer(port: gateway.port, credentials: credentials))
                 #expect(refusal?.status == 401)
                 #expect(refusal?.wwwAuthenticate == #"Basic charset="UTF-8""#)
                 #expect(refusal?.body == "Login required")

@@ -21,7 +21,9 @@ struct SlowHandshakeTests {
     static func trickled(_ bytes: [UInt8]) -> [[UInt8]] { bytes.map { [$0] } }
 
     /// Occupies every slot of the listener's verification gate until `release` is signalled once per slot.
-    static func occupy(_ gate: PasswordVerificationGate, release: DispatchSemaphore) async throws -> [Task<Void?, Never>] {
+    static func occupy(_ gate: PasswordVerificationGate, release: DispatchSemaphore) async throws -> [Task<
+        Void?, Never
+    >] {
         let slots = gate.limit.concurrent
         let holders = (0..<slots).map { _ in
             Task { await gate.verify { _ = release.wait(timeout: .now() + 60) } }
@@ -70,7 +72,8 @@ struct SlowHandshakeTests {
             for task in slow {
                 let exchange = try await task.value
                 #expect(exchange.closedByServer, "a slow client was left open")
-                #expect(exchange.bytesSent < chunks.count, "the slow client sent everything: the deadline did not close it")
+                #expect(
+                    exchange.bytesSent < chunks.count, "the slow client sent everything: the deadline did not close it")
                 #expect(exchange.status == nil, "a trickled head was answered: \(exchange.head)")
             }
             // The real client's slot is released as its channel closes, asynchronously.

@@ -26,7 +26,8 @@ package struct ActivePeer {
     ) async throws {
         var headers: HTTPFields = [.secWebSocketProtocol: subprotocolOffer]
         if let credentials {
-            headers[.authorization] = "Basic " + Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
+            headers[.authorization] =
+                "Basic " + Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
         }
         let scheme = tls == nil ? "ws" : "wss"
         try await WebSocketClient.connect(
@@ -74,7 +75,9 @@ package struct ActivePeer {
         _ = try await connection.sendRequest(Self.message(request))
     }
 
-    package static func message(_ request: some ReplicationRequest, isUrgent: Bool = false, isNoReply: Bool = false) -> BLIPMessage {
+    package static func message(_ request: some ReplicationRequest, isUrgent: Bool = false, isNoReply: Bool = false)
+        -> BLIPMessage
+    {
         let (properties, body) = request.encode()
         return BLIPMessage(
             kind: .request, properties: BLIPProperties(properties.pairs), body: body, isUrgent: isUrgent,
@@ -132,7 +135,8 @@ package actor PullRecorder {
     /// Registers `changes` and `rev` handlers that answer like a LiteCore puller.
     package func install(on connection: BLIPConnection) async {
         await connection.setHandler(for: "changes") { request in
-            let changes = try ChangesRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
+            let changes = try ChangesRequest(
+                properties: MessageProperties(request.properties.pairs), body: request.body)
             if !changes.isCaughtUp, let hook = await self.takeBeforeFirstAnswer() {
                 try await hook()
             }

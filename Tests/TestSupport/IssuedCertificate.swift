@@ -47,7 +47,9 @@ package struct IssuedCertificate {
     package func clientTLS() throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
-        tls.certificateChain = [.certificate(try NIOSSLCertificate(bytes: try certificate.serializeAsPEM().derBytes, format: .der))]
+        tls.certificateChain = [
+            .certificate(try NIOSSLCertificate(bytes: try certificate.serializeAsPEM().derBytes, format: .der))
+        ]
         tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem))
         return tls
     }

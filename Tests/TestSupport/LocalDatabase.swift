@@ -10,7 +10,8 @@ package struct LocalDatabase {
     package let directory: URL
 
     package static func run(_ body: (LocalDatabase) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-active-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "edge-active-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try DocumentStore(dataDirectory: directory)
         let database = try await store.database(named: "local")
@@ -43,7 +44,9 @@ package struct LocalDatabase {
 
 /// Saves `count` documents `<prefix>-<n>` and returns their revision IDs by document ID.
 @discardableResult
-package func saveDocuments(_ count: Int, prefix: String, in database: DocumentDatabase) async throws -> [String: RevisionID] {
+package func saveDocuments(_ count: Int, prefix: String, in database: DocumentDatabase) async throws -> [String:
+    RevisionID]
+{
     var revisions: [String: RevisionID] = [:]
     for index in 0..<count {
         let docID = "\(prefix)-\(index)"
@@ -52,7 +55,9 @@ package func saveDocuments(_ count: Int, prefix: String, in database: DocumentDa
     return revisions
 }
 
-package func currentRevisions(of docIDs: some Sequence<String>, in database: DocumentDatabase) async throws -> [String: RevisionID] {
+package func currentRevisions(of docIDs: some Sequence<String>, in database: DocumentDatabase) async throws -> [String:
+    RevisionID]
+{
     var revisions: [String: RevisionID] = [:]
     for docID in docIDs {
         revisions[docID] = try await database.document(docID)?.revID

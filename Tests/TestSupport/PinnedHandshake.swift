@@ -15,7 +15,8 @@ package func pinnedHandshake(port: Int, policy: ServerTrustPolicy) async throws 
         .channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
                 let sync = channel.pipeline.syncOperations
-                try sync.addHandler(clientConfiguration.makeClientHandler(context: context, serverHostname: "127.0.0.1"))
+                try sync.addHandler(
+                    clientConfiguration.makeClientHandler(context: context, serverHostname: "127.0.0.1"))
                 try sync.addHandler(HandshakeObserver(done: done))
             }
         }

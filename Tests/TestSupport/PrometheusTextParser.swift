@@ -6,7 +6,8 @@ public enum PrometheusTextParser {
     public static let unavailableReason =
         "needs python3 with prometheus-client (pip install prometheus-client; scripts/dev test installs it)"
 
-    public static let isAvailable: Bool = (try? runExternalTool("python3", ["-c", "import prometheus_client"]))?
+    public static let isAvailable: Bool =
+        (try? runExternalTool("python3", ["-c", "import prometheus_client"]))?
         .status == 0
 
     /// One sample: a series' name (with a histogram's `_bucket`/`_sum`/`_count`), labels and value; `type` is

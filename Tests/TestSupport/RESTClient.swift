@@ -4,7 +4,7 @@ import SyncJSON
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// HTTP requests to a listener's REST API, as curl would send them.
@@ -54,7 +54,9 @@ package struct RESTClient {
         return Reply(status: http.statusCode, headers: replyHeaders, body: data)
     }
 
-    package func send(_ method: String, _ path: String, json: JSONValue, headers: [String: String] = [:]) async throws -> Reply {
+    package func send(_ method: String, _ path: String, json: JSONValue, headers: [String: String] = [:]) async throws
+        -> Reply
+    {
         try await send(method, path, body: Data(json.serialized), headers: headers)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Bytes sent to the listener exactly as written, below any HTTP or WebSocket client that would refuse to
@@ -46,14 +46,17 @@ package struct RawExchange: Sendable {
     ) async throws -> RawExchange {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try exchange(port: port, chunks: chunks, pause: pause, quietFor: quietFor) })
+                continuation.resume(
+                    with: Result { try exchange(port: port, chunks: chunks, pause: pause, quietFor: quietFor) })
             }
         }
     }
 
     /// Sends each input on a connection of its own, one after the other on one thread, half-closing after
     /// each so that the server answers what it has and closes at once.
-    package static func runMany(port: Int, inputs: [[UInt8]], quietFor: Duration = .seconds(5)) async throws -> [RawExchange] {
+    package static func runMany(port: Int, inputs: [[UInt8]], quietFor: Duration = .seconds(5)) async throws
+        -> [RawExchange]
+    {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
@@ -88,17 +91,21 @@ package struct RawExchange: Sendable {
             }
         }
         guard connected == 0 else { throw SocketError(call: "connect", errno: errno) }
-        var timeout = timeval(tv_sec: Int(quietFor.components.seconds), tv_usec: Int(quietFor.components.attoseconds / 1_000_000_000_000))
+        var timeout = timeval(
+            tv_sec: Int(quietFor.components.seconds), tv_usec: Int(quietFor.components.attoseconds / 1_000_000_000_000))
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var closedWhileSending = false
         var bytesSent = 0
         sending: for (index, chunk) in chunks.enumerated() {
             if index > 0, pause > .zero {
-                Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
+                Thread.sleep(
+                    forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
             }
             var offset = 0
             while offset < chunk.count {
-                let sent = chunk[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let sent = chunk[offset...].withUnsafeBytes {
+                    send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 if sent < 0 {
                     if errno == EINTR { continue }
                     // The server closed while the rest was on its way: what it answered is still to be read.

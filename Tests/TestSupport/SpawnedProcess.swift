@@ -31,12 +31,15 @@ public final class SpawnedProcess: @unchecked Sendable {
 
     /// glibc declares `posix_spawn_file_actions_addclosefrom_np` only for `_DEFAULT_SOURCE`, which Swift's Glibc
     /// module is not built with, so it is looked up by name.
-    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
-            return nil
-        }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            else {
+                return nil
+            }
+            return unsafeBitCast(
+                symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }()
 
     public init() {}
 
@@ -68,11 +71,13 @@ public final class SpawnedProcess: @unchecked Sendable {
             case let handle as FileHandle:
                 posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
             default:
-                throw SpawnError(executable: executable, reason: "standard stream \(target) is neither a Pipe nor a FileHandle")
+                throw SpawnError(
+                    executable: executable, reason: "standard stream \(target) is neither a Pipe nor a FileHandle")
             }
         }
         guard let closeFrom = Self.closeFrom, closeFrom(&actions, 3) == 0 else {
-            throw SpawnError(executable: executable, reason: "posix_spawn_file_actions_addclosefrom_np (glibc 2.34+) is missing")
+            throw SpawnError(
+                executable: executable, reason: "posix_spawn_file_actions_addclosefrom_np (glibc 2.34+) is missing")
         }
 
         // The child starts with default signal handling and nothing blocked, whatever this process set up (the
@@ -89,10 +94,12 @@ public final class SpawnedProcess: @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") }
+        defer { for argument in argv { free(argument) } }
+        let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map {
+            strdup("\($0.key)=\($0.value)")
+        }
         let envp = environmentLines + [nil]
-        defer { environmentLines.forEach { free($0) } }
+        defer { for line in environmentLines { free(line) } }
 
         try state.withLock { state in
             guard case .notStarted = state else {

@@ -5,12 +5,16 @@ import Foundation
 extension TestGateway {
     /// A users file with alice (password "s3cret"), written once for every test that authenticates.
     package static let users: ListenerAuthentication = {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("edge-users-\(UUID().uuidString).toml").path
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("edge-users-\(UUID().uuidString).toml")
+            .path
         try! UsersFile.write(
-            [ListenerUser(
-                name: "alice",
-                passwordHash: try! PasswordHash.make(password: "s3cret", parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
-            )],
+            [
+                ListenerUser(
+                    name: "alice",
+                    passwordHash: try! PasswordHash.make(
+                        password: "s3cret", parameters: .init(logRounds: 4, blockSize: 8, parallelism: 1))
+                )
+            ],
             to: file)
         return .basic(usersFile: file)
     }()

@@ -54,7 +54,8 @@ private final class ScriptedUpgradeHandler: ChannelInboundHandler {
         let response: String
         switch answer {
         case .upgrade(let subprotocol):
-            let key = request.split(separator: "\r\n")
+            let key =
+                request.split(separator: "\r\n")
                 .first { $0.lowercased().hasPrefix("sec-websocket-key:") }
                 .map { $0.dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) } ?? ""
             let accept = Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))

@@ -29,7 +29,9 @@ public struct HealthController: Sendable {
         let ready = report.ready && report.status != .down
         let reason: String? =
             if !report.ready { "starting or shutting down" } else if !ready {
-                report.components.first { $0.status == .down }.map { "\($0.kind.rawValue) \($0.name): \($0.reason ?? "down")" }
+                report.components.first { $0.status == .down }.map {
+                    "\($0.kind.rawValue) \($0.name): \($0.reason ?? "down")"
+                }
             } else { nil }
         return try Self.json(
             ReadinessReply(status: ready ? "ready" : "not-ready", reason: reason),

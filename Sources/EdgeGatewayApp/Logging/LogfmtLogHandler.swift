@@ -10,7 +10,9 @@ public struct LogfmtLogHandler: LogHandler {
     private let label: String
     private let write: @Sendable (String) -> Void
 
-    public init(label: String, level: Logger.Level, write: @escaping @Sendable (String) -> Void = Self.writeToStandardError) {
+    public init(
+        label: String, level: Logger.Level, write: @escaping @Sendable (String) -> Void = Self.writeToStandardError
+    ) {
         self.label = label
         self.logLevel = level
         self.write = write
@@ -29,7 +31,8 @@ public struct LogfmtLogHandler: LogHandler {
         if let extra = event.metadata {
             merged.merge(extra) { _, new in new }
         }
-        var line = "time=\(Self.timestamp()) level=\(event.level.rawValue) label=\(Self.quoted(label)) msg=\(Self.quoted("\(event.message)"))"
+        var line =
+            "time=\(Self.timestamp()) level=\(event.level.rawValue) label=\(Self.quoted(label)) msg=\(Self.quoted("\(event.message)"))"
         for key in merged.keys.sorted() {
             line += " \(key)=\(Self.quoted("\(merged[key]!)"))"
         }
@@ -42,7 +45,8 @@ public struct LogfmtLogHandler: LogHandler {
 
     /// Values are quoted only when they need to be, so that simple values stay greppable.
     static func quoted(_ value: String) -> String {
-        let needsQuoting = value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline || $0 == "\\" }
+        let needsQuoting =
+            value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline || $0 == "\\" }
         guard needsQuoting else { return value }
         var escaped = ""
         for character in value {
@@ -58,6 +62,7 @@ public struct LogfmtLogHandler: LogHandler {
     }
 
     private static func timestamp() -> String {
-        Date.now.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        Date.now.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 }

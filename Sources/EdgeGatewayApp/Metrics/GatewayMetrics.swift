@@ -3,8 +3,8 @@ import EdgeReplication
 import EdgeStore
 import Foundation
 import Prometheus
-import Synchronization
 import SyncListener
+import Synchronization
 
 /// The gateway's metrics: a Prometheus registry of its own, filled through swift-metrics.
 ///
@@ -96,9 +96,11 @@ extension GatewayMetrics {
         let sent = labels + [("direction", "sent")]
         let (receivedDocuments, sentDocuments) =
             receivedArePushes
-            ? (counters.documentsPushed, counters.documentsPulled) : (counters.documentsPulled, counters.documentsPushed)
+            ? (counters.documentsPushed, counters.documentsPulled)
+            : (counters.documentsPulled, counters.documentsPushed)
         let (receivedBytes, sentBytes) =
-            receivedArePushes ? (counters.bytesPushed, counters.bytesPulled) : (counters.bytesPulled, counters.bytesPushed)
+            receivedArePushes
+            ? (counters.bytesPushed, counters.bytesPulled) : (counters.bytesPulled, counters.bytesPushed)
         let (receivedRejected, sentRejected) =
             receivedArePushes
             ? (counters.pushesRejected, counters.pullsRejected) : (counters.pullsRejected, counters.pushesRejected)
@@ -110,7 +112,8 @@ extension GatewayMetrics {
         advance("\(prefix)_revisions_rejected_total", sent, to: sentRejected)
         advance("\(prefix)_conflicts_total", labels, to: counters.conflicts)
         // Offers go from the pushing side: received by a listener, sent by an upstream replicator.
-        advance("\(prefix)_revisions_proposed_total", receivedArePushes ? received : sent, to: counters.revisionsProposed)
+        advance(
+            "\(prefix)_revisions_proposed_total", receivedArePushes ? received : sent, to: counters.revisionsProposed)
         // Every kind, zeros included, so that a rate over any of them is defined from the first scrape.
         for kind in ReplicationErrorKind.allCases {
             advance("\(prefix)_errors_total", labels + [("kind", kind.rawValue)], to: counters.errors(of: kind))

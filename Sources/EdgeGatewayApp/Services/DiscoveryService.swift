@@ -4,8 +4,8 @@ import EdgePairing
 import Logging
 import ReplicationProtocol
 import ServiceLifecycle
-import Synchronization
 import SyncListener
+import Synchronization
 
 /// Advertises every listener with `dns_sd = true` over DNS-SD once it is bound (the advertisement carries the
 /// real port and certificate digest), withdraws the services on shutdown, and reports a `discovery` component:
@@ -91,7 +91,8 @@ final class DiscoveryService: Service, HealthReporting {
                 advertisements.append(try advertisement(for: listener, port: port))
             } catch {
                 logger.warning(
-                    "listener not advertised", metadata: ["listener": "\(listener.settings.name)", "reason": "\(error)"])
+                    "listener not advertised",
+                    metadata: ["listener": "\(listener.settings.name)", "reason": "\(error)"])
             }
         }
         return advertisements

@@ -31,7 +31,8 @@ extension ComponentHealth {
         let (health, state, reason): (HealthStatus, String, String?) =
             switch status.state {
             // Serving, but refusing everyone (no users) or on files it refused: a person has to act.
-            case .running where !status.problems.isEmpty: (.degraded, "running", status.problems.joined(separator: "; "))
+            case .running where !status.problems.isEmpty:
+                (.degraded, "running", status.problems.joined(separator: "; "))
             case .running: (.up, "running", nil)
             // Not serving yet is "down" so that readiness waits for every listener to be bound.
             case .starting: (.down, "starting", "not listening yet")

@@ -43,7 +43,9 @@ struct PairingService: Service {
             logger.notice("\(Self.qrCodeHint)")
         }
         for listener in listeners where listener.identity == nil {
-            logger.notice("listener has TLS off: there is no certificate digest to pair with", metadata: ["listener": "\(listener.settings.name)"])
+            logger.notice(
+                "listener has TLS off: there is no certificate digest to pair with",
+                metadata: ["listener": "\(listener.settings.name)"])
         }
         try? await gracefulShutdown()
     }
@@ -76,7 +78,9 @@ struct PairingService: Service {
                 } catch {
                     logger.warning(
                         "no pairing payload",
-                        metadata: ["listener": "\(listener.settings.name)", "database": "\(database)", "reason": "\(error)"]
+                        metadata: [
+                            "listener": "\(listener.settings.name)", "database": "\(database)", "reason": "\(error)",
+                        ]
                     )
                 }
             }

@@ -50,7 +50,8 @@ final class StoreService: Service, HealthReporting {
             do {
                 try database.close()
             } catch {
-                logger.error("closing database failed", metadata: ["database": "\(database.name)", "error": "\(error)"])
+                logger.error(
+                    "closing database failed", metadata: ["database": "\(database.name)", "error": "\(error)"])
             }
         }
         logger.info("databases closed")
@@ -64,11 +65,15 @@ final class StoreService: Service, HealthReporting {
                 if bodies > 0 || blobs > 0 {
                     logger.info(
                         "store maintenance",
-                        metadata: ["database": "\(database.name)", "revisionBodiesDropped": "\(bodies)", "blobsCollected": "\(blobs)"]
+                        metadata: [
+                            "database": "\(database.name)", "revisionBodiesDropped": "\(bodies)",
+                            "blobsCollected": "\(blobs)",
+                        ]
                     )
                 }
             } catch {
-                logger.error("store maintenance failed", metadata: ["database": "\(database.name)", "error": "\(error)"])
+                logger.error(
+                    "store maintenance failed", metadata: ["database": "\(database.name)", "error": "\(error)"])
             }
         }
     }

@@ -137,7 +137,8 @@ final class UpstreamService: Service, HealthReporting {
                 let retryPolicy = UpstreamRetryPolicy(settings: settings)
                 guard retryPolicy.isTransient(error), retryPolicy.allowsAttempt(attempt + 1) else {
                     state.withLock { $0 = .failed("\(error)") }
-                    logger.error("upstream replication stopped", metadata: ["error": "\(error)", "attempts": "\(attempt)"])
+                    logger.error(
+                        "upstream replication stopped", metadata: ["error": "\(error)", "attempts": "\(attempt)"])
                     return
                 }
                 retries.add(1, ordering: .relaxed)

@@ -73,7 +73,8 @@ extension StatusPageSnapshot {
                 guard !hasCard, let text = Self.text(of: value) else { return nil }
                 return "<span class=\"detail\" data-detail=\"\(key)\">\(Self.words(key)) <b>\(text)</b></span>"
             }
-            let reason: HTML = component.reason.map { reason -> HTML in "<span class=\"reason\">\(reason)</span>" } ?? ""
+            let reason: HTML =
+                component.reason.map { reason -> HTML in "<span class=\"reason\">\(reason)</span>" } ?? ""
             return """
                 <li data-component="\(component.kind.rawValue)/\(component.name)">\
                 \(Self.badge(component.status.rawValue))\
@@ -159,7 +160,8 @@ extension StatusPageSnapshot {
                 upstream.total > 0
                 ? "<progress max=\"\(upstream.total)\" value=\"\(min(upstream.completed, upstream.total))\"></progress> "
                 : ""
-            let error: HTML = upstream.lastError.map { error -> HTML in "<span class=\"error\">\(error)</span>" } ?? "none"
+            let error: HTML =
+                upstream.lastError.map { error -> HTML in "<span class=\"error\">\(error)</span>" } ?? "none"
             return """
                 <article class="card" data-upstream="\(upstream.name)">
                 <h3>\(upstream.name) \(Self.badge(upstream.activity, figure: "upstream.\(upstream.name).activity"))</h3>
@@ -263,7 +265,8 @@ extension StatusPageSnapshot {
     /// The time, and how long ago it was as of `now`: what a person wants to know at a glance.
     private static func timestamp(_ date: Date, now: Date) -> HTML {
         let ago = duration(seconds: max(0, Int(now.timeIntervalSince(date))))
-        return "<time datetime=\"\(date.ISO8601Format())\">\(clockTime(date))</time> <span class=\"ago\">(\(ago) ago)</span>"
+        return
+            "<time datetime=\"\(date.ISO8601Format())\">\(clockTime(date))</time> <span class=\"ago\">(\(ago) ago)</span>"
     }
 
     /// `3 d 4 h`, `2 h 5 min`, `4 min 10 s`, `12 s`: the two largest units are enough to read at a glance.

@@ -34,7 +34,6 @@ let package = Package(
         .library(name: "EdgeConfig", targets: ["EdgeConfig"]),
         .library(name: "ReplicationProtocol", targets: ["ReplicationProtocol"]),
         .library(name: "SyncIdentifiers", targets: ["SyncIdentifiers"]),
-        .library(name: "EdgeIdentity", targets: ["EdgeIdentity"]),
         .library(name: "EdgeReplication", targets: ["EdgeReplication"]),
         .library(name: "SyncListener", targets: ["SyncListener"]),
         .library(name: "UpstreamDialer", targets: ["UpstreamDialer"]),

@@ -5,13 +5,13 @@ import Synchronization
 /// The first post after a `takeAll()` starts a burst, and its poster starts the one task that takes the items.
 /// Completions that finish together then cost one hop onto an actor, not one each: a group commit answers
 /// hundreds of `rev`s at once.
-public final class BurstQueue<Item: Sendable>: Sendable {
+package final class BurstQueue<Item: Sendable>: Sendable {
     private let items = Mutex<[Item]>([])
 
-    public init() {}
+    package init() {}
 
     /// Queues `item`. True when it starts a burst: the caller then starts a task that calls `takeAll()`.
-    public func post(_ item: Item) -> Bool {
+    package func post(_ item: Item) -> Bool {
         items.withLock { items in
             items.append(item)
             return items.count == 1
@@ -19,7 +19,7 @@ public final class BurstQueue<Item: Sendable>: Sendable {
     }
 
     /// The items posted since the last call, oldest first; the next post starts a new burst.
-    public func takeAll() -> [Item] {
+    package func takeAll() -> [Item] {
         items.withLock { items in
             defer { items.removeAll(keepingCapacity: true) }
             return items

@@ -1,7 +1,7 @@
 /// What the advertiser has achieved so far, for health reports.
-public struct AdvertiserStatus: Sendable, Equatable {
+package struct AdvertiserStatus: Sendable, Equatable {
     /// The connection to avahi-daemon.
-    public enum Daemon: Sendable, Equatable {
+    package enum Daemon: Sendable, Equatable {
         /// `start()` has not connected yet.
         case starting
         /// The D-Bus system bus answers but avahi-daemon is not on it (yet); registration follows when it appears.
@@ -13,7 +13,7 @@ public struct AdvertiserStatus: Sendable, Equatable {
     }
 
     /// One advertisement's registration.
-    public enum Registration: Sendable, Equatable {
+    package enum Registration: Sendable, Equatable {
         /// Waiting for the daemon.
         case pending
         /// Probing the network for the name.
@@ -24,17 +24,17 @@ public struct AdvertiserStatus: Sendable, Equatable {
         case failed(String)
     }
 
-    public struct Service: Sendable, Equatable {
-        public var advertisement: ServiceAdvertisement
-        public var registration: Registration
+    package struct Service: Sendable, Equatable {
+        package var advertisement: ServiceAdvertisement
+        package var registration: Registration
     }
 
-    public var daemon: Daemon
+    package var daemon: Daemon
     /// In the order the advertisements were given.
-    public var services: [Service]
+    package var services: [Service]
 
     /// Whether every advertisement is announced.
-    public var isFullyRegistered: Bool {
+    package var isFullyRegistered: Bool {
         daemon == .running
             && services.allSatisfy {
                 if case .registered = $0.registration { true } else { false }

@@ -1,7 +1,7 @@
 import CAvahi
 
 /// Why advertising or browsing could not start.
-public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A name, port or TXT record that DNS-SD cannot carry.
     case invalidAdvertisement(String)
     /// avahi could not set up its event loop thread.
@@ -11,7 +11,7 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The daemon refused to browse, for example for a malformed service type.
     case browseFailed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidAdvertisement(let reason):
             "cannot advertise: \(reason)"

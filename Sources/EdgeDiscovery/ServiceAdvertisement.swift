@@ -1,15 +1,15 @@
 /// One DNS-SD TXT record string: `key=value`, or a bare `key` (a boolean attribute, RFC 6763 §6.4).
-public struct TXTEntry: Sendable, Hashable, CustomStringConvertible {
-    public var key: String
-    public var value: String?
+package struct TXTEntry: Sendable, Hashable, CustomStringConvertible {
+    package var key: String
+    package var value: String?
 
-    public init(key: String, value: String?) {
+    package init(key: String, value: String?) {
         self.key = key
         self.value = value
     }
 
     /// Splits a received string at its first `=`.
-    public init(parsing text: String) {
+    package init(parsing text: String) {
         if let equals = text.firstIndex(of: "=") {
             key = String(text[..<equals])
             value = String(text[text.index(after: equals)...])
@@ -19,23 +19,23 @@ public struct TXTEntry: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         value.map { "\(key)=\($0)" } ?? key
     }
 }
 
 /// A service to publish: instance name, type, port and TXT records.
-public struct ServiceAdvertisement: Sendable, Equatable {
+package struct ServiceAdvertisement: Sendable, Equatable {
     /// The instance name wanted; a collision on the network makes the advertiser pick the next alternative.
-    public var name: String
+    package var name: String
     /// Such as `_edgegateway._tcp`.
-    public var type: String
-    public var port: Int
+    package var type: String
+    package var port: Int
     /// In the order they are published.
-    public var txt: [TXTEntry]
+    package var txt: [TXTEntry]
 
     /// Checks what DNS imposes, so that a bad value fails here with its reason instead of inside the daemon.
-    public init(name: String, type: String, port: Int, txt: [TXTEntry]) throws(DiscoveryError) {
+    package init(name: String, type: String, port: Int, txt: [TXTEntry]) throws(DiscoveryError) {
         guard (1...63).contains(name.utf8.count), !name.utf8.contains(0) else {
             throw .invalidAdvertisement("the instance name must be 1-63 bytes without NUL, got \"\(name)\"")
         }

@@ -12,7 +12,7 @@ import Synchronization
 /// Thread safety: the avahi objects and the properties marked below are only touched on avahi's event loop
 /// thread (callbacks run there with the loop's lock held) or by `start()`/`stop()` with that lock held or after
 /// the thread has ended; `status` has a lock of its own so that health reads never wait for avahi.
-public final class ServiceAdvertiser: @unchecked Sendable {
+package final class ServiceAdvertiser: @unchecked Sendable {
     /// One advertisement and its avahi entry group. A class, so that it can be the group callback's context.
     final class Registration {
         unowned let advertiser: ServiceAdvertiser
@@ -49,7 +49,7 @@ public final class ServiceAdvertiser: @unchecked Sendable {
     /// Bounds the renaming loop when the daemon keeps reporting local conflicts.
     private static let maximumAlternativeNames = 64
 
-    public init(
+    package init(
         advertisements: [ServiceAdvertisement], logger: Logger, retryDelay: Duration = .seconds(5)
     ) throws(DiscoveryError) {
         self.loop = try AvahiEventLoop()
@@ -70,12 +70,12 @@ public final class ServiceAdvertiser: @unchecked Sendable {
         stop()
     }
 
-    public var status: AdvertiserStatus {
+    package var status: AdvertiserStatus {
         reported.withLock { $0 }
     }
 
     /// Connects to avahi-daemon (or starts waiting for it) and registers every advertisement once it answers.
-    public func start() throws(DiscoveryError) {
+    package func start() throws(DiscoveryError) {
         let shouldStart = lifecycle.withLock { state in
             guard case .created = state else { return false }
             state = .started
@@ -87,7 +87,7 @@ public final class ServiceAdvertiser: @unchecked Sendable {
     }
 
     /// Withdraws every service and disconnects. Safe to call more than once.
-    public func stop() {
+    package func stop() {
         let wasStarted = lifecycle.withLock { state in
             defer { state = .stopped }
             if case .started = state { return true } else { return false }

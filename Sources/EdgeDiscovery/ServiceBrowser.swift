@@ -7,30 +7,30 @@ import CAvahi
 #endif
 
 /// A service found by browsing, resolved to an address.
-public struct DiscoveredService: Sendable, Equatable {
-    public var name: String
-    public var type: String
-    public var domain: String
+package struct DiscoveredService: Sendable, Equatable {
+    package var name: String
+    package var type: String
+    package var domain: String
     /// The local interface it was seen on, such as `eth0`.
-    public var interface: String
+    package var interface: String
     /// The host name it announced, such as `gateway.local`.
-    public var host: String
-    public var address: String
-    public var port: Int
+    package var host: String
+    package var address: String
+    package var port: Int
     /// In the order they were announced.
-    public var txt: [TXTEntry]
+    package var txt: [TXTEntry]
 
     /// The value of the first TXT record with this key; `""` for a bare key.
-    public func txtValue(_ key: String) -> String? {
+    package func txtValue(_ key: String) -> String? {
         txt.first { $0.key == key }.map { $0.value ?? "" }
     }
 }
 
 /// Lists the services of one type that answer on the local networks, through avahi-daemon.
-public enum ServiceBrowser {
+package enum ServiceBrowser {
     /// Browses for `duration` and returns what was found and resolved, sorted by name and address. A service
     /// seen on several interfaces or address families is listed once for each.
-    public static func browse(type: String, for duration: Duration) async throws(DiscoveryError)
+    package static func browse(type: String, for duration: Duration) async throws(DiscoveryError)
         -> [DiscoveredService]
     {
         let session = try BrowseSession(type: type)

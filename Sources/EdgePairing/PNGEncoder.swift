@@ -1,7 +1,7 @@
 import CZlib
 
 /// Why a PNG could not be encoded.
-public enum PNGEncodingError: Error, Equatable, Sendable {
+package enum PNGEncodingError: Error, Equatable, Sendable {
     /// Width or height is zero, or the pixel count does not match them.
     case invalidDimensions(width: Int, height: Int, pixelCount: Int)
     /// zlib's `compress2` failed with this status.
@@ -9,7 +9,7 @@ public enum PNGEncodingError: Error, Equatable, Sendable {
 }
 
 extension PNGEncodingError: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidDimensions(let width, let height, let pixelCount):
             return "cannot encode a \(width)×\(height) PNG from \(pixelCount) pixels"
@@ -20,11 +20,11 @@ extension PNGEncodingError: CustomStringConvertible {
 }
 
 /// A minimal PNG writer for 8-bit grayscale images: signature, IHDR, one IDAT, IEND (ISO/IEC 15948).
-public enum PNGEncoder {
+package enum PNGEncoder {
     private static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// Encodes row-major gray levels (0 black … 255 white).
-    public static func grayscale(width: Int, height: Int, pixels: [UInt8]) throws(PNGEncodingError)
+    package static func grayscale(width: Int, height: Int, pixels: [UInt8]) throws(PNGEncodingError)
         -> [UInt8]
     {
         guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max),

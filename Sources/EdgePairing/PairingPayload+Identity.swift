@@ -4,7 +4,7 @@ import Foundation
 
 extension PairingPayload {
     /// A payload pinning `identity`'s leaf certificate (both digests).
-    public init(
+    package init(
         identity: TLSIdentity,
         addresses: [String],
         port: Int,

@@ -1,6 +1,6 @@
 extension QRCode {
     /// The code as a grayscale PNG, black modules on white, each module `scale`×`scale` pixels.
-    public func pngRendering(
+    package func pngRendering(
         quietZone: Int = QRCode.standardQuietZone,
         scale: Int = 8
     ) throws(PNGEncodingError) -> [UInt8] {
@@ -10,7 +10,7 @@ extension QRCode {
     }
 
     /// A PNG of any square module bitmap, e.g. one read back from another rendering.
-    public static func png(
+    package static func png(
         size: Int,
         quietZone: Int,
         scale: Int,

@@ -3,7 +3,7 @@ extension QRCode {
     /// display size stays sharp.
     ///
     /// Each horizontal run of dark modules is one rectangle of the path, which keeps the file small.
-    public func svgRendering(quietZone: Int = QRCode.standardQuietZone, moduleSize: Int = 8) -> String {
+    package func svgRendering(quietZone: Int = QRCode.standardQuietZone, moduleSize: Int = 8) -> String {
         let side = self.size + 2 * quietZone
         var path = ""
         for row in 0..<self.size {

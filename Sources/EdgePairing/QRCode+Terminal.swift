@@ -1,6 +1,6 @@
 extension QRCode {
     /// How a terminal rendering relates glyphs to module colours.
-    public enum TerminalColors: Sendable {
+    package enum TerminalColors: Sendable {
         /// Glyphs are the light modules, spaces the dark ones, with no escape sequences: dark-on-light on a
         /// terminal whose background is darker than its text (the common theme), inverted on a light theme.
         case lightGlyphsOnTerminalBackground
@@ -18,7 +18,7 @@ extension QRCode {
     ///
     /// `█` is a light upper and lower module, `▀` light upper only, `▄` light lower only, space both dark.
     /// When the height is odd, the last line's lower half is outside the code and left as background.
-    public func terminalRendering(
+    package func terminalRendering(
         quietZone: Int = QRCode.standardQuietZone,
         colors: TerminalColors = .lightGlyphsOnTerminalBackground
     ) -> String {

@@ -9,7 +9,7 @@ import CQREncode
 #endif
 
 /// Why a QR code could not be made.
-public enum QRCodeError: Error, Equatable, Sendable {
+package enum QRCodeError: Error, Equatable, Sendable {
     /// The text does not fit in the largest QR code (version 40) at the chosen error-correction level.
     case textTooLong(byteCount: Int)
     /// The text contains a NUL byte, which libqrencode's C-string interface cannot carry.
@@ -19,7 +19,7 @@ public enum QRCodeError: Error, Equatable, Sendable {
 }
 
 extension QRCodeError: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch self {
         case .textTooLong(let byteCount):
             return "\(byteCount) bytes do not fit in a QR code with error-correction level M"
@@ -36,16 +36,16 @@ extension QRCodeError: CustomStringConvertible {
 /// Error-correction level M (about 15 % of the symbol recoverable) is what phone cameras read reliably from a
 /// screen with glare or moiré, while keeping a pairing payload at version 6–8; level H would make it larger and
 /// harder to scan on a small terminal. The version is the smallest that fits.
-public struct QRCode: Sendable, Equatable {
+package struct QRCode: Sendable, Equatable {
     /// The QR version (1–40); the matrix is `17 + 4 × version` modules wide.
-    public let version: Int
+    package let version: Int
     /// Modules per side.
-    public let size: Int
+    package let size: Int
     /// Row-major, `true` for a dark module.
-    public let modules: [Bool]
+    package let modules: [Bool]
 
     /// Encodes `text` (case-sensitive; non-alphanumeric parts in 8-bit mode).
-    public init(encoding text: String) throws(QRCodeError) {
+    package init(encoding text: String) throws(QRCodeError) {
         guard !text.utf8.contains(0) else { throw .textContainsNUL }
         errno = 0
         guard let symbol = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
@@ -62,11 +62,11 @@ public struct QRCode: Sendable, Equatable {
     }
 
     /// Whether the module at `row`, `column` is dark; modules outside the symbol (the quiet zone) are light.
-    public func isDark(row: Int, column: Int) -> Bool {
+    package func isDark(row: Int, column: Int) -> Bool {
         guard (0..<self.size).contains(row), (0..<self.size).contains(column) else { return false }
         return self.modules[row * self.size + column]
     }
 
     /// The light margin every reader needs around the symbol, in modules (ISO/IEC 18004).
-    public static let standardQuietZone = 4
+    package static let standardQuietZone = 4
 }

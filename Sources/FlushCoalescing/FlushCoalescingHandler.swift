@@ -7,15 +7,15 @@ import NIOCore
 /// cost a `writev` and, over TLS, a record of their own. Here a flush is deferred to the end of the event
 /// loop's queue of tasks, so the writes already queued behind it go out with it; a write with nothing
 /// behind it is flushed as soon as the loop gets to it, so nothing waits for more traffic.
-public final class FlushCoalescingHandler: ChannelOutboundHandler {
-    public typealias OutboundIn = NIOAny
-    public typealias OutboundOut = NIOAny
+package final class FlushCoalescingHandler: ChannelOutboundHandler {
+    package typealias OutboundIn = NIOAny
+    package typealias OutboundOut = NIOAny
 
     private var isFlushScheduled = false
 
-    public init() {}
+    package init() {}
 
-    public func flush(context: ChannelHandlerContext) {
+    package func flush(context: ChannelHandlerContext) {
         guard !isFlushScheduled else { return }
         isFlushScheduled = true
         let scheduled = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
@@ -25,7 +25,7 @@ public final class FlushCoalescingHandler: ChannelOutboundHandler {
     }
 
     /// Whatever was written before a close goes out before it, as it would have without this handler.
-    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         flushNow(context: context)
         context.close(mode: mode, promise: promise)
     }

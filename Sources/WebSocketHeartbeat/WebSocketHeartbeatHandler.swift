@@ -11,14 +11,14 @@ import NIOWebSocket
 /// Pongs pass on unchanged. A pong carrying the payload of the last ping (RFC 6455 §5.5.3) answers it, and so does
 /// any other frame: a peer that is sending is reachable, even when its pong waits behind its data or behind a
 /// busy moment of its own.
-public final class WebSocketHeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = WebSocketFrame
-    public typealias InboundOut = WebSocketFrame
-    public typealias OutboundIn = WebSocketFrame
-    public typealias OutboundOut = WebSocketFrame
+package final class WebSocketHeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = WebSocketFrame
+    package typealias InboundOut = WebSocketFrame
+    package typealias OutboundIn = WebSocketFrame
+    package typealias OutboundOut = WebSocketFrame
 
     /// Whose frames to mask: a client masks what it sends (RFC 6455 §5.3), a server does not.
-    public enum Role: Sendable {
+    package enum Role: Sendable {
         case server
         case client
     }
@@ -31,33 +31,33 @@ public final class WebSocketHeartbeatHandler: ChannelDuplexHandler, RemovableCha
     /// The payload of the ping not answered yet; `nil` once its pong arrived.
     private var unansweredPing: [UInt8]?
 
-    public init(interval: TimeAmount, role: Role, logger: Logger) {
+    package init(interval: TimeAmount, role: Role, logger: Logger) {
         self.interval = interval
         self.role = role
         self.logger = logger
     }
 
-    public func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive {
             start(context: context)
         }
     }
 
-    public func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         start(context: context)
         context.fireChannelActive()
     }
 
-    public func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         stop()
     }
 
-    public func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         stop()
         context.fireChannelInactive()
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         if let expected = unansweredPing,
             frame.opcode != .pong || Array(frame.unmaskedData.readableBytesView) == expected

@@ -110,7 +110,10 @@ package struct DocumentRESTAPI: Sendable {
         return RESTKeyspace(database: database, collection: collection, text: text)
     }
 
-    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    /// A JSON response, as every route of the API and of the listener it is mounted on answers.
+    package static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:])
+        -> Response
+    {
         var headers = headers
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: value.serialized)))

@@ -13,13 +13,14 @@ extension RevRequest {
         var scan: JSONBodyScan?
     }
 
-    /// The received body as it is stored, with the blobs it refers to. A plain body (`JSONBodyScan.isPlain`)
-    /// is stored as the bytes it came in, after one scan that the store reuses, and without a JSON tree. Any
-    /// other is parsed: `_attachments` stand-ins are folded back into blob dicts and other top-level `_`
+    /// The received body as it is stored, with the blobs it refers to. It is scanned once, and the store reuses
+    /// the scan whenever the bytes stored are the bytes received. A plain body (`JSONBodyScan.isPlain`) is stored
+    /// as it came, without a JSON tree. Any other is parsed: `_attachments` stand-ins are folded back into blob dicts and other top-level `_`
     /// properties dropped, as LiteCore does, and it is serialised again only if that changed something.
     /// `refusingReserved` refuses the properties a pushed body must not carry (`DocumentBody.validatePushed`).
     func storedBody(refusingReserved: Bool) throws(ProtocolError) -> StoredBody {
-        if let scan = try? JSONBodyScan(scanning: body), scan.isPlain {
+        let scan = try? JSONBodyScan(scanning: body)
+        if let scan, scan.isPlain {
             return StoredBody(data: Data(body), blobs: [], scan: scan)
         }
         let object = try bodyObject()
@@ -27,7 +28,8 @@ extension RevRequest {
             try DocumentBody.validatePushed(object)
         }
         guard body.isEmpty || DocumentBody.hasSpecialProperties(object) else {
-            return StoredBody(data: Data(body), blobs: try BlobReference.references(in: object))
+            // Kept as received (a body with blobs, say), so the scan describes the stored bytes too.
+            return StoredBody(data: Data(body), blobs: try BlobReference.references(in: object), scan: scan)
         }
         let stored = DocumentBody.strippingSpecialProperties(try BlobReference.strippingStandIns(from: object))
         return StoredBody(data: stored.jsonData, blobs: try BlobReference.references(in: stored))

@@ -281,21 +281,7 @@ extension JSONBodyScan {
         }
 
         private mutating func scanNumber() throws(JSONBodyError) {
-            if peek() == UInt8(ascii: "-") { position += 1 }
-            guard let first = peek(), isDigit(first) else { throw failure("invalid number") }
-            position += 1
-            if first != UInt8(ascii: "0") { skipDigits() }
-            if peek() == UInt8(ascii: ".") {
-                position += 1
-                guard let digit = peek(), isDigit(digit) else { throw failure("invalid number") }
-                skipDigits()
-            }
-            if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
-                position += 1
-                if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { position += 1 }
-                guard let digit = peek(), isDigit(digit) else { throw failure("invalid number") }
-                skipDigits()
-            }
+            guard JSONScanner.scanNumber(bytes, &position) else { throw failure("invalid number") }
         }
 
         private mutating func expectLiteral(_ literal: StaticString) throws(JSONBodyError) {
@@ -306,10 +292,6 @@ extension JSONBodyScan {
                 throw failure("invalid literal")
             }
             position += count
-        }
-
-        private mutating func skipDigits() {
-            while let byte = peek(), isDigit(byte) { position += 1 }
         }
 
         private mutating func skipWhitespace() {

@@ -254,7 +254,9 @@ struct JSONScanner {
     }
 
     /// Advances past one JSON number; false if the bytes at `index` are not one.
-    static func scanNumber(_ bytes: [UInt8], _ index: inout Int) -> Bool {
+    /// Shared with `JSONBodyScan`, so that both read numbers by one grammar.
+    static func scanNumber<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ index: inout Int) -> Bool
+    where Bytes.Index == Int {
         func isDigit(_ at: Int) -> Bool {
             at < bytes.count && bytes[at] >= UInt8(ascii: "0") && bytes[at] <= UInt8(ascii: "9")
         }

@@ -1,4 +1,5 @@
 import BLIPConnection
+import DocumentRESTAPI
 import EdgeConfig
 import EdgeReplication
 import EdgeStore
@@ -141,7 +142,7 @@ extension SyncListener {
                 "vendor": .object(vendor),
                 "version": .string("EdgeGateway/\(environment.serverVersion)"),
             ]
-            return Self.jsonResponse(info)
+            return DocumentRESTAPI.json(info)
         }
         // One parameter name at this depth for every route, so that the router's tree has one branch for it.
         router.get("/{keyspace}/_blipsync") { request, context in
@@ -171,17 +172,11 @@ extension SyncListener {
                     "instance_start_time": .integer(Int(startTime.timeIntervalSince1970 * 1_000_000)),
                     "state": "Online",
                 ]
-                return Self.jsonResponse(info)
+                return DocumentRESTAPI.json(info)
             } catch let refusal as Refusal {
                 return refusal.response
             }
         }
         return router
-    }
-
-    static func jsonResponse(_ value: JSONValue) -> Response {
-        Response(
-            status: .ok, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: value.serialized)))
     }
 }

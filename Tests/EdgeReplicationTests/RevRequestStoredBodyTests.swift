@@ -46,6 +46,7 @@ struct RevRequestStoredBodyTests {
         let stored = try storedBody(of: text)
         #expect(String(decoding: stored.data, as: UTF8.self) == text)
         #expect(stored.blobs.map(\.digest.description) == [digest])
+        #expect(stored.scan?.blobDigests == [digest], "the body is kept as received, so its scan serves the store")
     }
 
     @Test("an empty body is stored as an empty object")

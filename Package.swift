@@ -270,7 +270,6 @@ let package = Package(
                 "WebSocketHeartbeat",
                 "EdgeCredentials",
                 "EdgeIdentity",
-                "EdgeConfig",
                 "EdgeStore",
                 "BLIPConnection",
                 "NetworkInterfaces",
@@ -341,10 +340,16 @@ let package = Package(
             resources: [.copy("Resources/default.toml")]
         ),
 
+        // The users file of `auth = "basic"` listeners: reading, validating and writing its TOML.
+        .target(
+            name: "ListenerUsersFile",
+            dependencies: ["EdgeConfig", "EdgeCredentials"]
+        ),
+
         // The gateway application: ops HTTP server (health), service wiring.
         .target(
             name: "EdgeGatewayApp",
-            dependencies: [
+            dependencies: ["DocumentRESTAPI", "ListenerUsersFile", 
                 "CMalloc",
                 "EdgeConfig",
                 "EdgeStore",
@@ -372,7 +377,7 @@ let package = Package(
 
         .executableTarget(
             name: "EdgeGatewayCLI",
-            dependencies: [
+            dependencies: ["ListenerUsersFile", 
                 "EdgeGatewayApp",
                 "EdgeDiscovery",
                 "EdgePairing",
@@ -403,6 +408,21 @@ let package = Package(
             dependencies: ["EdgeStore", "SyncIdentifiers"]
         ),
 
+        // The gateway configuration file the tests write, built from the sections they care about; scripts get the
+        // same files through `GatewayConfigWriter`.
+        .target(
+            name: "GatewayConfigurationFile",
+            path: "Tests/GatewayConfigurationFile"
+        ),
+        .executableTarget(
+            name: "GatewayConfigWriter",
+            dependencies: [
+                "GatewayConfigurationFile",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/GatewayConfigWriter"
+        ),
+
         // A lossy, slow, reordering link between two network interfaces in user space, for the bad-network
         // reliability tests on kernels without sch_netem.
         .executableTarget(
@@ -427,7 +447,7 @@ let package = Package(
         // Helpers shared by several test targets: an independent QR reader and loopback ports.
         .target(
             name: "EdgeGatewayTestSupport",
-            dependencies: [
+            dependencies: ["GatewayConfigurationFile", "EdgeGatewayApp", "ListenerUsersFile", 
                 "EdgeReplication",
                 "UpstreamDialer",
                 "EdgeIdentity",
@@ -624,13 +644,16 @@ let package = Package(
             dependencies: [
                 "EdgeGatewayTestSupport",
                 "EdgeConfig",
-                "EdgeCredentials",
                 .product(name: "Logging", package: "swift-log"),
             ],
         ),
         .testTarget(
+            name: "ListenerUsersFileTests",
+            dependencies: ["ListenerUsersFile", "EdgeConfig", "EdgeCredentials", "EdgeGatewayTestSupport"]
+        ),
+        .testTarget(
             name: "EdgeGatewayCLITests",
-            dependencies: [
+            dependencies: ["GatewayConfigurationFile", 
                 "EdgeGatewayCLI", "EdgeGatewayTestSupport", "UpstreamStandIns", "EdgeIdentity",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // In-process gateways beside the binary: `db import` into a running gateway's data directory.
@@ -641,11 +664,11 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeDiscoveryTests",
-            dependencies: ["EdgeDiscovery", "EdgeGatewayCLI", "EdgePairing", "EdgeGatewayTestSupport"]
+            dependencies: ["GatewayConfigurationFile", "EdgeDiscovery", "EdgeGatewayCLI", "EdgePairing", "EdgeGatewayTestSupport"]
         ),
         .testTarget(
             name: "EdgeGatewayPairingKitTests",
-            dependencies: [
+            dependencies: ["GatewayConfigurationFile", "ListenerUsersFile", 
                 "EdgeGatewayPairingKit",
                 "EdgeGatewayApp",
                 "EdgeGatewayTestSupport",
@@ -664,7 +687,7 @@ let package = Package(
         // Faults and load end to end against the real binary: SIGKILL mid-sync, disk full, restart, load.
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: [
+            dependencies: ["GatewayConfigurationFile", 
                 "EdgeGatewayApp",
                 "EdgeGatewayCLI",
                 "LinkEmulator",
@@ -680,7 +703,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeGatewayAppTests",
-            dependencies: [
+            dependencies: ["GatewayConfigurationFile", "ListenerUsersFile", 
                 "EdgeGatewayApp",
                 "EdgeCredentials",
                 "EdgeReplication",

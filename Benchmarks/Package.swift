@@ -49,6 +49,7 @@ let package = Package(
         .executableTarget(
             name: "ReplicationBenchmarks",
             dependencies: [
+                .product(name: "EdgeGatewayApp", package: rootPackage),
                 .product(name: "EdgeReplication", package: rootPackage),
                 .product(name: "EdgeStore", package: rootPackage),
                 .product(name: "EdgeConfig", package: rootPackage),
@@ -66,6 +67,7 @@ let package = Package(
         .executableTarget(
             name: "GatewayChild",
             dependencies: [
+                .product(name: "EdgeGatewayApp", package: rootPackage),
                 .product(name: "EdgeConfig", package: rootPackage),
                 .product(name: "EdgeStore", package: rootPackage),
                 .product(name: "SyncListener", package: rootPackage),
@@ -89,6 +91,7 @@ let package = Package(
         .executableTarget(
             name: "ListenerMemory",
             dependencies: [
+                .product(name: "EdgeGatewayApp", package: rootPackage),
                 .product(name: "BLIPCodec", package: rootPackage),
                 .product(name: "BLIPConnection", package: rootPackage),
                 .product(name: "EdgeConfig", package: rootPackage),

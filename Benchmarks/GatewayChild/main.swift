@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeGatewayApp
 import EdgeStore
 import Foundation
 import Logging
@@ -22,10 +23,10 @@ let settings = ListenerSettings(
     name: "bench", interface: "127.0.0.1", port: 0, tls: .off, authentication: .none,
     databases: ["bench"], deltaSync: true, maxConnections: 16, serviceDiscovery: nil)
 let listener = try SyncListener(
-    settings: settings,
-    environment: .init(
-        store: store, databases: [DatabaseSettings(name: "bench", collections: [.default])],
-        dataDirectory: directory.path, nodeName: "bench", serverVersion: "bench"),
+    configuration: .init(
+        settings, databases: [DatabaseSettings(name: "bench", collections: [.default])],
+        dataDirectory: directory.path),
+    environment: .init(store: store, dataDirectory: directory.path, nodeName: "bench", serverVersion: "bench"),
     logger: logger)
 try await withThrowingTaskGroup(of: Void.self) { group in
     group.addTask { try await listener.run() }

@@ -1,6 +1,7 @@
 import BLIPCodec
 import BLIPConnection
 import EdgeConfig
+import EdgeGatewayApp
 import EdgeStore
 import Foundation
 import Logging
@@ -30,10 +31,10 @@ func serve(directory: String) async throws {
         name: "memory", interface: "127.0.0.1", port: 0, tls: .off, authentication: .none,
         databases: ["db"], deltaSync: true, maxConnections: 5_000, serviceDiscovery: nil)
     let listener = try SyncListener(
-        settings: settings,
-        environment: .init(
-            store: store, databases: [DatabaseSettings(name: "db", collections: [.default])],
-            dataDirectory: directory, nodeName: "memory", serverVersion: "bench"),
+        configuration: .init(
+            settings, databases: [DatabaseSettings(name: "db", collections: [.default])],
+            dataDirectory: directory),
+        environment: .init(store: store, dataDirectory: directory, nodeName: "memory", serverVersion: "bench"),
         logger: quietLogger)
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await listener.run() }
@@ -44,7 +45,9 @@ func serve(directory: String) async throws {
 }
 
 /// A client that subscribes to the continuous changes feed and then stays connected, as an idle app does.
-func idleContinuousClient(port: Int, connected: @escaping @Sendable () -> Void, until stop: Task<Void, Never>) async throws {
+func idleContinuousClient(port: Int, connected: @escaping @Sendable () -> Void, until stop: Task<Void, Never>)
+    async throws
+{
     let dialer = UpstreamDialer(
         target: try UpstreamTarget(url: "ws://127.0.0.1:\(port)/db/_blipsync"),
         options: .init(subprotocols: [ReplicationSubprotocol.cbMobile3.rawValue]), logger: quietLogger)
@@ -63,4 +66,3 @@ func idleContinuousClient(port: Int, connected: @escaping @Sendable () -> Void, 
         }
     }
 }
-

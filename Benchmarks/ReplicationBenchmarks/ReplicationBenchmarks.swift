@@ -1,5 +1,6 @@
 import Benchmark
 import EdgeConfig
+import EdgeGatewayApp
 import EdgeReplication
 import EdgeStore
 import Foundation
@@ -45,10 +46,10 @@ func withListener(
         name: "bench", interface: "127.0.0.1", port: 0, tls: tls, authentication: .none,
         databases: [databaseName], deltaSync: true, maxConnections: 16, serviceDiscovery: nil)
     let listener = try SyncListener(
-        settings: settings,
-        environment: .init(
-            store: store, databases: [DatabaseSettings(name: databaseName, collections: [.default])],
-            dataDirectory: directory.path, nodeName: "bench", serverVersion: "bench"),
+        configuration: .init(
+            settings, databases: [DatabaseSettings(name: databaseName, collections: [.default])],
+            dataDirectory: directory.path),
+        environment: .init(store: store, dataDirectory: directory.path, nodeName: "bench", serverVersion: "bench"),
         logger: quietLogger)
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await listener.run() }
@@ -201,7 +202,8 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(gatewayCPU, gateway.cpuMilliseconds - cpuBefore)
             benchmark.measurement(gatewayPeakRSS, gateway.peakResidentBytes / 1_000_000)
             let waited = report.counters.waitingForPeer.components
-            benchmark.measurement(pullerWaitingForGateway, Int(waited.seconds * 1_000 + waited.attoseconds / 1_000_000_000_000_000))
+            benchmark.measurement(
+                pullerWaitingForGateway, Int(waited.seconds * 1_000 + waited.attoseconds / 1_000_000_000_000_000))
             benchmark.measurement(partialInsertionBatches, report.counters.partialInsertionBatches)
             guard report.counters.revsReceived == documentCount else {
                 fatalError("pulled \(report.counters.revsReceived) of \(documentCount)")

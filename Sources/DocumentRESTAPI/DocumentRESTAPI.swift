@@ -21,19 +21,19 @@ package protocol RESTHost: Sendable {
 /// The CouchDB-style document REST API, as Sync Gateway's public port answers it: documents, changes, bulk
 /// routes, local documents, blobs and its own OpenAPI description (`Resources/openapi.json`). A server mounts
 /// it on its router; every route authenticates through the host first.
-package struct DocumentRESTAPI: Sendable {
+public struct DocumentRESTAPI: Sendable {
     /// How far the API reaches.
-    package enum Access: Sendable {
+    public enum Access: Sendable {
         case readOnly
         case readWrite
     }
 
-    package struct Configuration: Sendable {
-        package var access: Access
+    public struct Configuration: Sendable {
+        public var access: Access
         /// The largest request body in bytes; bigger ones get 413 and change nothing.
-        package var maxBodySize: Int
+        public var maxBodySize: Int
 
-        package init(access: Access, maxBodySize: Int) {
+        public init(access: Access, maxBodySize: Int) {
             self.access = access
             self.maxBodySize = maxBodySize
         }

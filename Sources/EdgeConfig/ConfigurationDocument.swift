@@ -2,13 +2,13 @@ import TOMLKit
 
 /// One TOML document being decoded: the name errors cite, where its keys are, and the directory
 /// relative file paths in it are resolved against.
-struct ConfigurationDocument: Sendable {
+package struct ConfigurationDocument: Sendable {
     let name: String
     let locator: SourceLineLocator
     let baseDirectory: String
 
     /// Parses `text`; a syntax error becomes a ``ConfigurationError`` with TOMLKit's line and column.
-    static func parse(
+    package static func parse(
         _ text: String,
         name: String,
         baseDirectory: String

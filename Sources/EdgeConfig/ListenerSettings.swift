@@ -118,17 +118,6 @@ public enum ListenerAuthentication: Sendable, Equatable {
     case clientCertificate(trustedCertificateAuthorities: [String])
 }
 
-/// A user from a listener's users file.
-public struct ListenerUser: Sendable, Equatable {
-    public var name: String
-    public var passwordHash: PasswordHash
-
-    public init(name: String, passwordHash: PasswordHash) {
-        self.name = name
-        self.passwordHash = passwordHash
-    }
-}
-
 /// DNS-SD advertisement of a listener.
 public struct ServiceDiscoverySettings: Sendable, Equatable {
     /// Service type such as `_edgegateway._tcp`.

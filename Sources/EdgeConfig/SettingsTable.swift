@@ -22,7 +22,7 @@ struct OverrideValue: Sendable, Equatable {
 
 /// A TOML table under decoding, with typed accessors whose errors carry the key path, the line
 /// and the accepted values.
-struct SettingsTable {
+package struct SettingsTable {
     let table: TOMLTable
     let document: ConfigurationDocument
     /// Header name of this table in the document (`node`, `listener`); nil for the root table.
@@ -30,7 +30,7 @@ struct SettingsTable {
     /// Index among `[[header]]` tables of the same name.
     let occurrence: Int
     /// How key paths start: `node`, `listener[0]`, later `listener "lan"` once the name is known.
-    var displayName: String?
+    package var displayName: String?
     /// Values that replace file values for some keys (environment, command line).
     var overrides: [String: OverrideValue] = [:]
     /// False while an entry whose file is unusable is checked for its other keys only (see
@@ -66,7 +66,7 @@ struct SettingsTable {
 
     /// An error about `key` (or the table itself), located at the key's line or at the
     /// environment variable / command-line option that supplied it.
-    func error(
+    package func error(
         at key: String?,
         element: Int? = nil,
         _ message: String,
@@ -94,12 +94,12 @@ struct SettingsTable {
 
     // MARK: Keys
 
-    func contains(_ key: String) -> Bool {
+    package func contains(_ key: String) -> Bool {
         overrides[key] != nil || table.contains(key: key)
     }
 
     /// Typos are errors: a misspelt key would otherwise be silently ignored and its default used.
-    func rejectUnknownKeys(allowed: [String]) throws {
+    package func rejectUnknownKeys(allowed: [String]) throws {
         let unknown = table.keys.filter { !allowed.contains($0) }
         let firstInFile = unknown.min { lhs, rhs in
             lineOf(lhs) < lineOf(rhs)
@@ -155,7 +155,7 @@ struct SettingsTable {
     }
 
     /// The elements of the array of tables `[[key]]`; empty when absent.
-    func arrayOfTables(_ key: String) throws -> [SettingsTable] {
+    package func arrayOfTables(_ key: String) throws -> [SettingsTable] {
         guard let value = table[key] else {
             return []
         }
@@ -206,7 +206,7 @@ struct SettingsTable {
         return text
     }
 
-    func requiredString(_ key: String) throws -> String {
+    package func requiredString(_ key: String) throws -> String {
         guard let value = try string(key) else {
             throw error(at: key, "missing required key `\(key)`")
         }

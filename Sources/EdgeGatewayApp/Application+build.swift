@@ -42,7 +42,6 @@ public func buildApplication(
         monitor.register(store)
         let environment = SyncListener.Environment(
             store: store.store,
-            databases: configuration.databases,
             dataDirectory: configuration.node.dataDirectory,
             nodeName: configuration.node.name,
             serverVersion: EdgeGatewayVersion.current,
@@ -55,7 +54,12 @@ public func buildApplication(
                     .appendingPathComponent("identity").appendingPathComponent(TLSIdentity.certificateFileName).path)
         for settings in configuration.listeners {
             do {
-                listeners.append(try SyncListener(settings: settings, environment: environment, logger: logger))
+                listeners.append(
+                    try SyncListener(
+                        configuration: SyncListener.Configuration(
+                            settings, databases: configuration.databases,
+                            dataDirectory: configuration.node.dataDirectory),
+                        environment: environment, logger: logger))
             } catch {
                 notStarted.add(.listener, settings.name, reason: "\(error)", logger: logger)
             }
@@ -97,7 +101,11 @@ public func buildApplication(
     StatusPageController(
         monitor: monitor, nodeID: nodeID, listeners: listeners, upstreams: upstreams, pairing: pairing
     ).addRoutes(to: router)
-    let advertisedListeners = listeners.filter { $0.settings.serviceDiscovery != nil }
+    let advertisedListeners = listeners.compactMap { listener in
+        configuration.listeners.first { $0.name == listener.configuration.name }?.serviceDiscovery.map {
+            DiscoveryService.AdvertisedListener(listener: listener, discovery: $0)
+        }
+    }
     let discovery = nodeID.flatMap { nodeID in
         advertisedListeners.isEmpty
             ? nil : DiscoveryService(listeners: advertisedListeners, nodeID: nodeID, logger: logger)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EdgeConfig
 import Foundation
+import ListenerUsersFile
 
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

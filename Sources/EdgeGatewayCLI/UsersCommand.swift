@@ -2,6 +2,7 @@ import ArgumentParser
 import EdgeConfig
 import EdgeCredentials
 import Foundation
+import ListenerUsersFile
 
 struct UsersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

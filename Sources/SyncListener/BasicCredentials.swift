@@ -1,4 +1,3 @@
-import EdgeConfig
 import EdgeCredentials
 import Foundation
 

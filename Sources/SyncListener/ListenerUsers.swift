@@ -1,4 +1,4 @@
-import EdgeConfig
+import EdgeCredentials
 import Logging
 import Synchronization
 
@@ -29,15 +29,15 @@ public final class ListenerUsers: Sendable {
     public static let noUsersReason = "no users: add one with `edge-gateway users add NAME`"
 
     public let file: String
-    /// Where a users file without `users_file` would be, which decides what a missing file means.
-    let dataDirectory: String
+    /// Reads and checks the file; it decides what a missing file means.
+    let load: @Sendable () throws -> [ListenerUser]
     private let state: Mutex<(users: [ListenerUser], condition: Condition)>
 
     /// Reads `file` for the first time; problems are recorded in `condition`, never thrown, so that the
     /// listener still starts and reports them.
-    public init(file: String, dataDirectory: String) {
+    public init(file: String, load: @escaping @Sendable () throws -> [ListenerUser]) {
         self.file = file
-        self.dataDirectory = dataDirectory
+        self.load = load
         state = Mutex(([], .noUsers))
         _ = reload()
     }
@@ -65,9 +65,7 @@ public final class ListenerUsers: Sendable {
     /// Reads the file again and swaps its users in, or refuses it and keeps the current ones.
     @discardableResult
     public func reload() -> ReloadOutcome {
-        let read: Result<[ListenerUser], any Error> = Result {
-            try UsersFile.readForListener(path: file, dataDirectory: dataDirectory)
-        }
+        let read: Result<[ListenerUser], any Error> = Result { try load() }
         return state.withLock { state in
             switch read {
             case .success(let users):

@@ -1,4 +1,3 @@
-import EdgeConfig
 import EdgeIdentity
 import NIOSSL
 import Synchronization
@@ -33,20 +32,6 @@ final class ServedIdentity: Sendable {
             override.certificateChain = identity.certificateChain.map { .certificate($0) }
             override.privateKey = .privateKey(identity.privateKey)
             promise.succeed(override)
-        }
-    }
-}
-
-extension TLSIdentity {
-    /// Loads the identity of a listener whose TLS material is in files (`tls = "file"`); nil otherwise.
-    static func loadFromFiles(_ tls: ListenerTLS) throws -> TLSIdentity? {
-        switch tls {
-        case .off, .selfSigned:
-            return nil
-        case .pemFiles(let certificate, let privateKey):
-            return try TLSIdentity.load(certificatePEMFile: certificate, keyPEMFile: privateKey)
-        case .pkcs12File(let path, let password):
-            return try TLSIdentity.load(pkcs12File: path, password: password?.value ?? "")
         }
     }
 }

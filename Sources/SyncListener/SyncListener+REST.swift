@@ -6,15 +6,8 @@ import Hummingbird
 extension SyncListener: RESTHost {
     /// Mounts the document REST API on this listener's router; nothing when `rest_api = false`.
     func addRESTRoutes(to router: Router<BasicRequestContext>) {
-        let access: DocumentRESTAPI.Access
-        switch settings.restAPI {
-        case .off: return
-        case .readOnly: access = .readOnly
-        case .readWrite: access = .readWrite
-        }
-        DocumentRESTAPI(
-            host: self, configuration: .init(access: access, maxBodySize: settings.restMaxBodySize), logger: logger
-        ).addRoutes(to: router)
+        guard let restAPI = configuration.restAPI else { return }
+        DocumentRESTAPI(host: self, configuration: restAPI, logger: logger).addRoutes(to: router)
     }
 
     package func authenticateREST(_ headers: HTTPFields) async throws(RESTError) {

@@ -1,6 +1,5 @@
 import BLIPConnection
 import DocumentRESTAPI
-import EdgeConfig
 import EdgeReplication
 import EdgeStore
 import Foundation
@@ -60,7 +59,7 @@ extension SyncListener {
             throw error
         }
         let database = try await servedDatabase(databaseName)
-        guard await state.activeConnections < settings.maxConnections else {
+        guard await state.activeConnections < configuration.maxConnections else {
             throw Refusal.listenerFull
         }
         guard Self.isWebSocketUpgrade(headers) else {
@@ -119,7 +118,7 @@ extension SyncListener {
     }
 
     func servedDatabase(_ name: String?) async throws(Refusal) -> DocumentDatabase {
-        guard let name, settings.databases.contains(name) else {
+        guard let name, servedCollections[name] != nil else {
             throw Refusal(status: .notFound, message: "no database '\(name ?? "")' here")
         }
         do {
@@ -160,7 +159,7 @@ extension SyncListener {
             }
         }
         addRESTRoutes(to: router)
-        guard settings.restAPI == .off else { return router }
+        guard configuration.restAPI == nil else { return router }
         router.get("/{keyspace}") { request, context in
             do {
                 try await authenticate(request.headers)

@@ -20,7 +20,7 @@ extension SyncListener {
             let record = ConnectionRecord(
                 peer: Self.peerDescription(channel.remoteAddress), user: authenticatedUser(headers),
                 database: accepted.database.name, since: Date(), counters: accepted.counters)
-            guard let id = await state.reserveConnection(record, limit: settings.maxConnections) else {
+            guard let id = await state.reserveConnection(record, limit: configuration.maxConnections) else {
                 throw Refusal.listenerFull
             }
             let state = self.state
@@ -39,7 +39,7 @@ extension SyncListener {
 
     /// The user name of a request `validateSync` accepted, when the listener checks users.
     func authenticatedUser(_ headers: HTTPFields) -> String? {
-        guard case .basic = settings.authentication, let header = headers[.authorization] else { return nil }
+        guard case .basic = configuration.authentication, let header = headers[.authorization] else { return nil }
         return BasicCredentials(authorizationHeader: header)?.user
     }
 
@@ -64,12 +64,12 @@ extension SyncListener {
     func replicate(
         _ accepted: AcceptedSync, webSocket: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, logger: Logger
     ) async {
-        var configuration = BLIPConnection.Configuration()
-        configuration.maxIncomingMessageSize = settings.maxMessageSize
+        var connectionConfiguration = BLIPConnection.Configuration()
+        connectionConfiguration.maxIncomingMessageSize = configuration.maxMessageSize
         let connection: BLIPConnection
         do {
             connection = try BLIPConnection(
-                subprotocol: accepted.subprotocol.rawValue, configuration: configuration, logger: self.logger)
+                subprotocol: accepted.subprotocol.rawValue, configuration: connectionConfiguration, logger: self.logger)
         } catch {
             logger.error("cannot set up a BLIP connection", metadata: ["error": "\(error)"])
             try? await webSocket.channel.close()
@@ -79,7 +79,7 @@ extension SyncListener {
         let session = PassiveReplicationSession(
             connection: connection, database: database,
             configuration: .init(
-                servedCollections: servedCollections[database.name] ?? [.default], deltaSync: settings.deltaSync),
+                servedCollections: servedCollections[database.name] ?? [.default], deltaSync: configuration.deltaSync),
             counters: accepted.counters, logger: self.logger)
         await session.start()
         do {

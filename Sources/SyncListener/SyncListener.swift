@@ -1,5 +1,4 @@
 import BLIPConnection
-import EdgeConfig
 import EdgeIdentity
 import EdgeReplication
 import EdgeStore
@@ -20,11 +19,9 @@ import SyncIdentifiers
 /// Run it as a `Service` (it returns on graceful shutdown or cancellation); read `boundPort()` and
 /// `status()` from other tasks.
 public struct SyncListener: Service {
-    /// What the listener needs besides its own settings.
+    /// What the listener shares with the rest of the node.
     public struct Environment: Sendable {
         public var store: DocumentStore
-        /// All configured databases; the listener serves those its settings name.
-        public var databases: [DatabaseSettings]
         /// The node's data directory; the self-signed identity lives in its `identity` subdirectory.
         public var dataDirectory: String
         /// Subject of a generated self-signed certificate.
@@ -44,14 +41,13 @@ public struct SyncListener: Service {
         public static let defaultHandshakeTimeout = Duration.seconds(30)
 
         public init(
-            store: DocumentStore, databases: [DatabaseSettings], dataDirectory: String, nodeName: String,
+            store: DocumentStore, dataDirectory: String, nodeName: String,
             serverVersion: String, nodeID: NodeID? = nil, handshakeTimeout: Duration = defaultHandshakeTimeout,
             passwordVerificationLimit: PasswordVerificationGate.Limit = .standard
         ) {
             self.handshakeTimeout = handshakeTimeout
             self.passwordVerificationLimit = passwordVerificationLimit
             self.store = store
-            self.databases = databases
             self.dataDirectory = dataDirectory
             self.nodeName = nodeName
             self.serverVersion = serverVersion
@@ -62,7 +58,7 @@ public struct SyncListener: Service {
     /// The WebSocket message limit LiteCore applies (spec §1.6).
     static let maxWebSocketFrameSize = 1 << 20
 
-    public let settings: ListenerSettings
+    public let configuration: Configuration
     let environment: Environment
     let bindAddress: String
     let tlsConfiguration: TLSConfiguration?
@@ -76,35 +72,29 @@ public struct SyncListener: Service {
     let verifiedCredentials = VerifiedCredentialsCache()
     let logger: Logger
 
-    /// Validates the settings and loads the TLS identity; the server starts in `run()`.
-    public init(settings: ListenerSettings, environment: Environment, logger: Logger) throws {
-        self.settings = settings
+    /// Checks the configuration and loads the TLS identity; the server starts in `run()`.
+    public init(configuration: Configuration, environment: Environment, logger: Logger) throws {
+        self.configuration = configuration
         self.environment = environment
         var logger = logger
-        logger[metadataKey: "listener"] = .string(settings.name)
+        logger[metadataKey: "listener"] = .string(configuration.name)
         self.logger = logger
-        guard let address = InterfaceAddress.bindAddress(forListenerInterface: settings.interface) else {
-            throw SyncListenerError.interfaceNotFound(settings.interface)
+        guard let address = InterfaceAddress.bindAddress(forListenerInterface: configuration.interface) else {
+            throw SyncListenerError.interfaceNotFound(configuration.interface)
         }
         bindAddress = address
-        var collections: [String: [CollectionName]] = [:]
-        for name in settings.databases {
-            guard let database = environment.databases.first(where: { $0.name == name }) else {
-                throw SyncListenerError.unknownDatabase(listener: settings.name, database: name)
-            }
-            collections[name] = database.collections
-        }
-        servedCollections = collections
+        servedCollections = Dictionary(
+            configuration.databases.map { ($0.name, $0.collections) }, uniquingKeysWith: { first, _ in first })
         (servedIdentity, tlsConfiguration) = try Self.makeTLSConfiguration(
-            settings, environment: environment, logger: logger)
-        if case .basic(let usersFile) = settings.authentication {
-            users = ListenerUsers(file: usersFile, dataDirectory: environment.dataDirectory)
+            configuration, environment: environment, logger: logger)
+        if case .basic(let usersFile, let load) = configuration.authentication {
+            users = ListenerUsers(file: usersFile, load: load)
             passwordVerifications = PasswordVerificationGate(environment.passwordVerificationLimit)
         } else {
             passwordVerifications = nil
             users = nil
         }
-        state = ListenerState(name: settings.name, databases: settings.databases)
+        state = ListenerState(name: configuration.name, databases: configuration.databases.map(\.name))
     }
 
     /// The certificate and key new `wss://` connections get; nil when TLS is off. Pairing payloads pin its digest.
@@ -116,11 +106,7 @@ public struct SyncListener: Service {
     public var reloadableFiles: [String] {
         var files: [String] = []
         if let users { files.append(users.file) }
-        switch settings.tls {
-        case .off, .selfSigned: break
-        case .pemFiles(let certificate, let privateKey): files += [certificate, privateKey]
-        case .pkcs12File(let path, _): files.append(path)
-        }
+        if case .files(let certificateFiles, _) = configuration.tls { files += certificateFiles }
         return files
     }
 
@@ -130,9 +116,9 @@ public struct SyncListener: Service {
         if let users {
             users.log(users.reload(), to: logger)
         }
-        guard let servedIdentity else { return }
+        guard let servedIdentity, case .files(_, let load) = configuration.tls else { return }
         do {
-            guard let reloaded = try TLSIdentity.loadFromFiles(settings.tls) else { return }
+            let reloaded = try load()
             guard reloaded.derBytes != servedIdentity.identity.derBytes || servedIdentity.problem != nil else { return }
             servedIdentity.replace(with: reloaded)
             let fingerprint = CertificateFingerprint(derBytes: reloaded.derBytes, algorithm: .sha256)
@@ -166,7 +152,7 @@ public struct SyncListener: Service {
             router: makeHTTPRouter(),
             server: try serverBuilder(),
             configuration: ApplicationConfiguration(
-                address: .hostname(bindAddress, port: settings.port), serverName: nil),
+                address: .hostname(bindAddress, port: configuration.port), serverName: nil),
             onServerRunning: { channel in await state.serverStarted(port: channel.localAddress?.port) },
             logger: logger
         )
@@ -177,7 +163,7 @@ public struct SyncListener: Service {
             // The rest of the node (ops endpoint, upstreams, other listeners) keeps running so that /health
             // can say which port is taken; the listener is reported down until the node restarts.
             let problem = SyncListenerError.portUnavailable(
-                listener: settings.name, address: bindAddress, port: settings.port,
+                listener: configuration.name, address: bindAddress, port: configuration.port,
                 inUse: error.errnoCode == EADDRINUSE)
             logger.error("\(problem)")
             await state.serverEnded(failure: problem)
@@ -194,9 +180,9 @@ public struct SyncListener: Service {
             SyncUpgradeChannel(
                 responder: responder,
                 maxFrameSize: Self.maxWebSocketFrameSize,
-                idleTimeout: listener.settings.idleTimeout,
+                idleTimeout: listener.configuration.idleTimeout,
                 handshakeTimeout: listener.environment.handshakeTimeout,
-                heartbeat: listener.settings.heartbeat,
+                heartbeat: listener.configuration.heartbeat,
                 judge: { path, headers, channel in
                     await listener.judgeUpgrade(path: path, headers: headers, channel: channel)
                 },
@@ -209,39 +195,39 @@ public struct SyncListener: Service {
     }
 
     private static func makeTLSConfiguration(
-        _ settings: ListenerSettings, environment: Environment, logger: Logger
+        _ configuration: Configuration, environment: Environment, logger: Logger
     ) throws -> (ServedIdentity?, TLSConfiguration?) {
         let identity: TLSIdentity
         do {
-            switch settings.tls {
+            switch configuration.tls {
             case .off:
-                if case .clientCertificate = settings.authentication {
-                    throw SyncListenerError.clientCertificatesNeedTLS(listener: settings.name)
+                if case .clientCertificate = configuration.authentication {
+                    throw SyncListenerError.clientCertificatesNeedTLS(listener: configuration.name)
                 }
                 return (nil, nil)
             case .selfSigned:
                 identity = try TLSIdentity.loadOrCreateSelfSigned(
                     directory: URL(fileURLWithPath: environment.dataDirectory).appendingPathComponent("identity").path,
                     commonName: environment.nodeName, logger: logger)
-            case .pemFiles, .pkcs12File:
-                identity = try TLSIdentity.loadFromFiles(settings.tls)!
+            case .files(_, let load):
+                identity = try load()
             }
             var clientAuthentication = TLSIdentity.ClientAuthentication.none
-            if case .clientCertificate(let authorities) = settings.authentication {
+            if case .clientCertificate(let authorities) = configuration.authentication {
                 let roots = try ServerTrustPolicy.certificates(inFiles: authorities)
                 clientAuthentication = .required(trustedRoots: roots)
             }
             let served = ServedIdentity(identity)
-            var configuration = try identity.serverTLSConfiguration(clientAuthentication: clientAuthentication)
+            var tlsConfiguration = try identity.serverTLSConfiguration(clientAuthentication: clientAuthentication)
             // A generated identity is never replaced while running: only files can change under the listener.
-            if settings.tls != .selfSigned {
-                served.install(in: &configuration)
+            if case .files = configuration.tls {
+                served.install(in: &tlsConfiguration)
             }
-            return (served, configuration)
+            return (served, tlsConfiguration)
         } catch let error as SyncListenerError {
             throw error
         } catch {
-            throw SyncListenerError.tlsSetupFailed(listener: settings.name, reason: "\(error)")
+            throw SyncListenerError.tlsSetupFailed(listener: configuration.name, reason: "\(error)")
         }
     }
 }

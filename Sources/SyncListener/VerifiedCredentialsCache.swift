@@ -1,5 +1,5 @@
 import Crypto
-import EdgeConfig
+import EdgeCredentials
 import Foundation
 import Synchronization
 

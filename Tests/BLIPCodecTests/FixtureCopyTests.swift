@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 import Testing
 
@@ -5,9 +6,6 @@ import Testing
 /// match them byte for byte.
 @Suite("Fixture copies")
 struct FixtureCopyTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     /// `../shared` next to the package (the project layout), else `/work/shared`.
     static let sharedFixtures: URL? = [
         packageRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/cbl-3.2.4"),
@@ -22,7 +20,7 @@ struct FixtureCopyTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: shared.path).sorted()
         #expect(names.contains("README.md"))
         let copies = [
-            Self.packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4"),
+            packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4"),
             Fixture.directory,
         ]
         for copy in copies {

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 import Logging
 import Testing
@@ -42,12 +43,6 @@ struct DefaultConfigurationTests {
         #expect(listener.authentication == .basic(usersFile: "/srv/edge-data/users.toml"))
         #expect(listener.port == 4984)
         #expect(configuration.upstreams.isEmpty)
-    }
-
-    @Test("users.example.toml is a valid users file")
-    func usersExample() throws {
-        let users = try UsersFile.read(path: packageRoot.appendingPathComponent("config/users.example.toml").path)
-        #expect(users.map(\.name) == ["store-app", "handheld-07"])
     }
 
     @Test("the commented [[upstream]] example is valid once uncommented and its password file exists")

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Testing
 
 @testable import EdgeConfig

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 import Logging
 import Testing

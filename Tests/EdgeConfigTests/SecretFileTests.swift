@@ -1,4 +1,4 @@
-import EdgeCredentials
+import EdgeGatewayTestSupport
 import Foundation
 import Testing
 
@@ -72,8 +72,6 @@ struct SecretFileTests {
         #expect(!error.description.contains("TopSecret-42"))
     }
 
-    static let quickHashing = PasswordHash.Parameters(logRounds: 4, blockSize: 8, parallelism: 1)
-
     @Test func unusableFileLeavesOutOnlyItsEntryWhenServing() throws {
         let directory = try TemporaryDirectory()
         let toml = upstreamTOML(passwordFile: "missing.password")
@@ -121,90 +119,21 @@ struct SecretFileTests {
         #expect(error.unusableFile == path)
     }
 
-    @Test func listenerUsersFileMissingOnlyMattersAwayFromItsDefaultPlace() throws {
-        let directory = try TemporaryDirectory()
-        let atDefault = directory.path + "/users.toml"
-        #expect(try UsersFile.readForListener(path: atDefault, dataDirectory: directory.path) == [])
-        let elsewhere = directory.path + "/config/users.toml"
-        let error = try #require(throws: ConfigurationError.self) {
-            try UsersFile.readForListener(path: elsewhere, dataDirectory: directory.path)
-        }
-        #expect(error.source == elsewhere)
-        #expect(
-            error.message
-                == "the users file (users_file) does not exist: create it with `edge-gateway users add NAME`, or "
-                + "correct users_file (without it the users file is \(directory.path)/users.toml)")
-    }
-
     /// The configuration names the users file; the running listener reads it (and re-reads it when it changes).
-    @Test func usersFileIsNamedAndReadWithHashes() throws {
+    @Test func usersFileIsNamedRelativeToTheConfiguration() throws {
         let directory = try TemporaryDirectory()
-        let alice = try PasswordHash.make(password: "a-pass", parameters: Self.quickHashing)
-        let bob = try PasswordHash.make(password: "b-pass", parameters: Self.quickHashing)
-        let path = try directory.write(
-            "users.toml",
-            "[[user]]\nname = \"alice\"\npassword_hash = \"\(alice)\"\n[[user]]\nname = \"bob\"\npassword_hash = \"\(bob)\"\n"
-        )
+        let path = try directory.write("users.toml", "")
         let configuration = try parse(
             minimalTOML.replacingOccurrences(
                 of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),
             baseDirectory: directory.path
         )
         #expect(configuration.listeners.first?.authentication == .basic(usersFile: path))
-        #expect(
-            try UsersFile.read(path: path) == [
-                ListenerUser(name: "alice", passwordHash: alice),
-                ListenerUser(name: "bob", passwordHash: bob),
-            ])
     }
 
-    @Test func usersFileRefusesPlainPasswords() throws {
+    @Test func emptyUsersFileIsAcceptedAsUsersFile() throws {
         let directory = try TemporaryDirectory()
-        let users = try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword = \"a-pass\"\n")
-        let error = try #require(throws: ConfigurationError.self) { try UsersFile.read(path: users) }
-        #expect(error.source == users)
-        #expect(error.line == 3)
-        #expect(error.message.contains("plain passwords are not accepted"))
-        #expect(!error.description.contains("a-pass"))
-    }
-
-    @Test func usersFileWithAMalformedHash() throws {
-        let directory = try TemporaryDirectory()
-        let users = try directory.write("users.toml", "[[user]]\nname = \"alice\"\npassword_hash = \"md5:abc\"\n")
-        let error = try #require(throws: ConfigurationError.self) { try UsersFile.read(path: users) }
-        #expect(error.keyPath == "user \"alice\".password_hash")
-        #expect(error.message.hasPrefix("not an scrypt hash"))
-    }
-
-    @Test func usersFileWritesAndReadsBack() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/users.toml"
-        let users = [
-            ListenerUser(
-                name: "carol", passwordHash: try PasswordHash.make(password: "c", parameters: Self.quickHashing))
-        ]
-        try UsersFile.write(users, to: path)
-        #expect(try UsersFile.read(path: path) == users)
-        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
-        #expect(mode == 0o600)
-    }
-
-    @Test func usersFileErrorsCiteTheUsersFile() throws {
-        let directory = try TemporaryDirectory()
-        let users = try directory.write(
-            "users.toml", "[[user]]\nname = \"alice\"\npasword_hash = \"x\"\n")
-        let error = try #require(throws: ConfigurationError.self) { try UsersFile.read(path: users) }
-        #expect(error.source == users)
-        #expect(error.line == 3)
-        #expect(error.keyPath == "user[0].pasword_hash")
-        #expect(error.allowedValues == ["name", "password_hash"])
-    }
-
-    @Test func missingOrEmptyUsersFileMeansNoUsersYet() throws {
-        let directory = try TemporaryDirectory()
-        #expect(try UsersFile.readIfPresent(path: directory.path + "/users.toml") == nil)
         let empty = try directory.write("users.toml", "# nobody yet\n")
-        #expect(try UsersFile.readIfPresent(path: empty) == [])
         let configuration = try parse(
             minimalTOML.replacingOccurrences(
                 of: "auth = \"none\"", with: "auth = \"basic\"\nusers_file = \"users.toml\""),

@@ -43,37 +43,3 @@ func parseError(
             toml, environment: environment, overrides: overrides, baseDirectory: baseDirectory)
     }
 }
-
-/// The package's root directory, for the shipped files under config/.
-let packageRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent()
-    .deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-/// A fresh directory under the system's temporary directory, removed when released.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("EdgeConfigTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        path = url.path
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    /// Writes `contents` to `relativePath`, creating intermediate directories, and returns the absolute path.
-    @discardableResult
-    func write(_ relativePath: String, _ contents: String) throws -> String {
-        let url = URL(fileURLWithPath: path).appendingPathComponent(relativePath)
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(),
-            withIntermediateDirectories: true
-        )
-        try contents.write(to: url, atomically: true, encoding: .utf8)
-        return url.path
-    }
-}

@@ -2,6 +2,7 @@ import EdgeDiscovery
 import EdgeGatewayTestSupport
 import EdgePairing
 import Foundation
+import GatewayConfigurationFile
 import Testing
 
 /// End to end through real avahi-daemons, inside network namespaces made for the test: the gateway advertises in
@@ -25,19 +26,13 @@ struct DNSServiceDiscoveryTests {
     func advertisesAcrossNamespaces() async throws {
         let lab = try NamespaceLab()
         defer { lab.tearDown() }
-        let files = try GatewayFiles(
-            directory: lab.root.appendingPathComponent("gateway"), opsPort: 4985, serviceType: Self.serviceType,
+        var gateway = try GatewayProcess.advertised(
+            directory: lab.root.appendingPathComponent("gateway"), in: lab.a, serviceType: Self.serviceType,
             instanceName: "lab-gateway-a")
-        let gateway = try lab.start(
-            in: lab.a,
-            [
-                EdgeGatewayExecutable.path, "serve", "--config", files.configuration.path, "--data-dir",
-                files.dataDirectory.path,
-            ],
-            log: files.log)
-        defer { stop(gateway) }
-        let payload = try await files.waitForPairingPayload()
-        let nodeID = try String(contentsOf: files.dataDirectory.appendingPathComponent("node-id"), encoding: .utf8)
+        try await gateway.start(arguments: ["--data-dir", gateway.dataDirectory.path])
+        defer { _ = gateway.terminate() }
+        let payload = try await gateway.waitForPairingPayload()
+        let nodeID = try String(contentsOf: gateway.dataDirectory.appendingPathComponent("node-id"), encoding: .utf8)
             .trimmingCharacters(in: .newlines)
         #expect(payload.nodeID.uuidString.lowercased() == nodeID)
 
@@ -63,7 +58,7 @@ struct DNSServiceDiscoveryTests {
         #expect(txt["proto"] == "BLIP_3+CBMobile_3")
 
         let health = try lab.run(
-            in: lab.a, [EdgeGatewayExecutable.path, "health", "--config", files.configuration.path])
+            in: lab.a, [EdgeGatewayExecutable.url.path, "health", "--config", gateway.configPath])
         #expect(health.output.hasPrefix("healthy: HTTP 200, status up"), "\(health.output)")
 
         // A restarted daemon has forgotten every service: the gateway must register again on its own.
@@ -73,8 +68,8 @@ struct DNSServiceDiscoveryTests {
         #expect(again.txt == expectedTXT)
 
         // Shutdown withdraws the service (goodbye packets), so B's cache forgets it at once.
-        stop(gateway)
-        #expect(files.logText.contains("DNS-SD advertising stopped"))
+        _ = gateway.terminate()
+        #expect(gateway.logText.contains("DNS-SD advertising stopped"))
         var stillListed = true
         for _ in 0..<25 where stillListed {
             let browse = try lab.run(
@@ -89,19 +84,18 @@ struct DNSServiceDiscoveryTests {
     func collisionPicksAlternativeName() async throws {
         let lab = try NamespaceLab()
         defer { lab.tearDown() }
-        var gateways: [SpawnedProcess] = []
-        defer { gateways.forEach(stop) }
+        var gateways: [GatewayProcess] = []
+        defer {
+            for index in gateways.indices { _ = gateways[index].terminate() }
+        }
         var payloads: [PairingPayload] = []
         for (index, opsPort) in [4985, 4986].enumerated() {
-            let files = try GatewayFiles(
-                directory: lab.root.appendingPathComponent("gateway-\(index)"), opsPort: opsPort,
+            var gateway = try GatewayProcess.advertised(
+                directory: lab.root.appendingPathComponent("gateway-\(index)"), in: lab.a, opsPort: opsPort,
                 serviceType: "_edgegateway._tcp", instanceName: "Shop Gateway")
-            gateways.append(
-                try lab.start(
-                    in: lab.a,
-                    [EdgeGatewayExecutable.path, "serve", "--config", files.configuration.path],
-                    log: files.log))
-            payloads.append(try await files.waitForPairingPayload())
+            try await gateway.start()
+            gateways.append(gateway)
+            payloads.append(try await gateway.waitForPairingPayload())
             // The first must own the name before the second probes for it.
             if index == 0 { _ = try await browseFromB(lab, name: "Shop Gateway", type: "_edgegateway._tcp") }
         }
@@ -116,22 +110,25 @@ struct DNSServiceDiscoveryTests {
         let lab = try NamespaceLab()
         defer { lab.tearDown() }
         let root = lab.root.appendingPathComponent("reload")
-        let first = try Self.generatedIdentity(in: root.appendingPathComponent("first"))
-        let second = try Self.generatedIdentity(in: root.appendingPathComponent("second"))
+        let first = try await Self.generatedIdentity(in: root.appendingPathComponent("first"))
+        let second = try await Self.generatedIdentity(in: root.appendingPathComponent("second"))
         let served = root.appendingPathComponent("served")
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
         let certificate = served.appendingPathComponent("gateway.crt").path
         let key = served.appendingPathComponent("gateway.key").path
         try FileManager.default.copyItem(atPath: first.certificate, toPath: certificate)
         try FileManager.default.copyItem(atPath: first.key, toPath: key)
-        let files = try GatewayFiles(
-            directory: root.appendingPathComponent("gateway"), opsPort: 4985, serviceType: Self.serviceType,
-            instanceName: "lab-reload",
-            tls: "tls = \"file\"\ntls_certificate = \"\(certificate)\"\ntls_key = \"\(key)\"")
-        let gateway = try lab.start(
-            in: lab.a, [EdgeGatewayExecutable.path, "serve", "--config", files.configuration.path], log: files.log)
-        defer { stop(gateway) }
-        let payload = try await files.waitForPairingPayload()
+        var gateway = try GatewayProcess.advertised(
+            directory: root.appendingPathComponent("gateway"), in: lab.a, serviceType: Self.serviceType,
+            instanceName: "lab-reload"
+        ) { listener in
+            listener["tls"] = "file"
+            listener["tls_certificate"] = .string(certificate)
+            listener["tls_key"] = .string(key)
+        }
+        try await gateway.start()
+        defer { _ = gateway.terminate() }
+        let payload = try await gateway.waitForPairingPayload()
         #expect(Base64URL.encode(payload.certificateSHA256) == first.s256)
         #expect(try await browseFromB(lab, name: "lab-reload").txt.contains("s256=\(first.s256)"))
 
@@ -145,38 +142,18 @@ struct DNSServiceDiscoveryTests {
             if advertised.contains("s256=\(second.s256)") { break }
             try await Task.sleep(for: .milliseconds(500))
         }
-        #expect(advertised.contains("s256=\(second.s256)"), "\(advertised)\n\(files.logText)")
-        #expect(files.logText.contains("DNS-SD records updated for the reloaded certificate"))
+        #expect(advertised.contains("s256=\(second.s256)"), "\(advertised)\n\(gateway.logText)")
+        #expect(gateway.logText.contains("DNS-SD records updated for the reloaded certificate"))
     }
 
     /// A certificate and key generated by the gateway's own `cert show` in a throwaway data directory, with the
     /// certificate's SHA-256 as base64url (as in the `s256` record).
-    static func generatedIdentity(in directory: URL) throws -> (certificate: String, key: String, s256: String) {
+    static func generatedIdentity(in directory: URL) async throws -> (certificate: String, key: String, s256: String) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let configuration = directory.appendingPathComponent("gateway.toml")
-        try """
-        [node]
-        data_dir = "\(directory.appendingPathComponent("data").path)"
-
-        [[database]]
-        name = "inventory"
-
-        [[listener]]
-        name = "lan"
-        tls = "self-signed"
-        auth = "none"
-        databases = ["inventory"]
-        """.write(to: configuration, atomically: true, encoding: .utf8)
-        let process = SpawnedProcess()
-        process.executableURL = URL(fileURLWithPath: EdgeGatewayExecutable.path)
-        process.arguments = ["cert", "show", "--config", configuration.path]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        var file = GatewayTOML(dataDirectory: directory.appendingPathComponent("data").path)
+        file.listeners = [GatewayTOML.listener(tls: "self-signed")]
+        let configuration = try file.write(to: directory.appendingPathComponent("gateway.toml").path)
+        let text = try await EdgeGatewayExecutable.run(["cert", "show", "--config", configuration]).standardOutput
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("SHA-256:") })
         let bytes = line.dropFirst("SHA-256:".count).trimmingCharacters(in: .whitespaces)
             .split(separator: ":").compactMap { UInt8($0, radix: 16) }
@@ -208,7 +185,8 @@ struct DNSServiceDiscoveryTests {
 
     private func discoverFromB(_ lab: NamespaceLab) throws -> [[String: Any]] {
         let outcome = try lab.run(
-            in: lab.b, [EdgeGatewayExecutable.path, "discover", "--json", "--type", Self.serviceType, "--timeout", "5"])
+            in: lab.b,
+            [EdgeGatewayExecutable.url.path, "discover", "--json", "--type", Self.serviceType, "--timeout", "5"])
         guard outcome.status == 0 else {
             throw LabError(step: "edge-gateway discover", detail: outcome.error)
         }
@@ -224,29 +202,18 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "edgw-nodaemon-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try GatewayFiles(
-            directory: directory, opsPort: try freeLoopbackPort(), serviceType: "_edgegateway._tcp",
+        var gateway = try GatewayProcess.advertised(
+            directory: directory, bus: "unix:path=\(directory.path)/no-bus", serviceType: "_edgegateway._tcp",
             instanceName: "no-daemon")
-        _ = FileManager.default.createFile(atPath: files.log.path, contents: nil)
-        let output = try FileHandle(forWritingTo: files.log)
-        let gateway = SpawnedProcess()
-        gateway.executableURL = URL(fileURLWithPath: EdgeGatewayExecutable.path)
-        gateway.arguments = ["serve", "--config", files.configuration.path]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EDGE_GATEWAY_") }
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(directory.path)/no-bus"
-        gateway.environment = environment
-        gateway.standardOutput = output
-        gateway.standardError = output
-        try gateway.run()
-        try output.close()
-        defer { stop(gateway) }
+        try await gateway.start()
+        defer { _ = gateway.terminate() }
 
-        let payload = try await files.waitForPairingPayload()
+        let payload = try await gateway.waitForPairingPayload()
         #expect(payload.port > 0)
         var health = ""
         for _ in 0..<50 {
             let probe = try runExternalTool(
-                EdgeGatewayExecutable.path, ["health", "--config", files.configuration.path])
+                EdgeGatewayExecutable.url.path, ["health", "--config", gateway.configPath])
             health = probe.output
             if health.contains("discovery dns-sd") { break }
             try await Task.sleep(for: .milliseconds(200))
@@ -257,15 +224,8 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
 
         // Past one retry interval (5 s) the warning is still a single line.
         try await Task.sleep(for: .seconds(6))
-        #expect(gateway.isRunning)
-        let warnings = files.logText.split(separator: "\n").filter { $0.contains("avahi-daemon cannot be reached") }
-        #expect(warnings.count == 1, "\(files.logText)")
+        #expect(gateway.process?.isRunning == true)
+        let warnings = gateway.logText.split(separator: "\n").filter { $0.contains("avahi-daemon cannot be reached") }
+        #expect(warnings.count == 1, "\(gateway.logText)")
     }
-}
-
-/// SIGTERM and wait: the gateway drains and withdraws its services before it exits.
-private func stop(_ process: SpawnedProcess) {
-    guard process.isRunning else { return }
-    process.terminate()
-    process.waitUntilExit()
 }

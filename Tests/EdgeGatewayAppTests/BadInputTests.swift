@@ -4,6 +4,7 @@ import EdgeGatewayTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import ListenerUsersFile
 import Logging
 import Testing
 

@@ -4,6 +4,7 @@ import EdgeIdentity
 import EdgeReplication
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -54,18 +55,10 @@ struct FileReloadTests {
         try FileManager.default.copyItem(atPath: first.key, toPath: key)
 
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "file"
-                tls_certificate = "\(certificate)"
-                tls_key = "\(key)"
-                auth = "none"
-                databases = ["inventory"]
-                """
+            listeners: [
+                GatewayTOML.listener(tls: "file").setting("tls_certificate", .string(certificate)).setting(
+                    "tls_key", .string(key))
+            ]
         ) { application in
             try await application.test(.live) { client in
                 let port = try await UpstreamTests.listenerPort(client)
@@ -105,7 +98,7 @@ struct FileReloadTests {
 
     @Test("server_trust = \"trust-store\": an upstream refused for its pin syncs once the trust store is corrected")
     func trustStoreReload() async throws {
-        try await withTemporaryGateway(extraTOML: PairingEndpointTests.tlsListener) { hub in
+        try await withTemporaryGateway(listeners: [PairingEndpointTests.tlsListener]) { hub in
             try await hub.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let hubSHA256 = try #require(try await Self.pairingSHA256(hubClient))
@@ -125,16 +118,11 @@ struct FileReloadTests {
                         endpoint: endpoint, sha256: try CertificateFingerprint(hexString: wrong.sha256), label: "wrong")
                 )
                 try await withTemporaryGateway(
-                    extraTOML: """
-
-                        [[upstream]]
-                        name = "hub"
-                        database = "inventory"
-                        url = "wss://127.0.0.1:\(port)/inventory"
-                        type = "pull"
-                        continuous = true
-                        server_trust = "trust-store"
-                        """, dataDirectory: directory
+                    upstreams: [
+                        GatewayTOML.upstream(url: "wss://127.0.0.1:\(port)/inventory", type: "pull").setting(
+                            "server_trust", "trust-store")
+                    ],
+                    dataDirectory: directory
                 ) { edge in
                     try await edge.test(.live) { edgeClient in
                         let refused = try await UpstreamTests.waitFor(.upstream, in: edgeClient) { $0.status == .down }
@@ -157,7 +145,7 @@ struct FileReloadTests {
 
     @Test("server_trust = \"trust-store\" without a pin yet: the node starts, the upstream waits for `trust add`")
     func trustStoreWithoutPinYet() async throws {
-        try await withTemporaryGateway(extraTOML: PairingEndpointTests.tlsListener) { hub in
+        try await withTemporaryGateway(listeners: [PairingEndpointTests.tlsListener]) { hub in
             try await hub.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let hubSHA256 = try #require(try await Self.pairingSHA256(hubClient))
@@ -165,16 +153,11 @@ struct FileReloadTests {
                     "edge-gateway-\(UUID().uuidString)")
                 defer { try? FileManager.default.removeItem(at: directory) }
                 try await withTemporaryGateway(
-                    extraTOML: """
-
-                        [[upstream]]
-                        name = "hub"
-                        database = "inventory"
-                        url = "wss://127.0.0.1:\(port)/inventory"
-                        type = "pull"
-                        continuous = true
-                        server_trust = "trust-store"
-                        """, dataDirectory: directory
+                    upstreams: [
+                        GatewayTOML.upstream(url: "wss://127.0.0.1:\(port)/inventory", type: "pull").setting(
+                            "server_trust", "trust-store")
+                    ],
+                    dataDirectory: directory
                 ) { edge in
                     try await edge.test(.live) { edgeClient in
                         let waiting = try await UpstreamTests.waitFor(.upstream, in: edgeClient) { $0.status == .down }

@@ -6,6 +6,7 @@ import EdgeReplication
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import ListenerUsersFile
 import Logging
 import Synchronization
 import Testing
@@ -188,9 +189,7 @@ struct FirstStartTests {
 
 /// One in-process gateway on the shipped configuration, with its own data directory and recorded log.
 final class ShippedGateway: Sendable {
-    static let configurationFile = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("config/edge-gateway.toml").path
+    static let configurationFile = packageRoot.appendingPathComponent("config/edge-gateway.toml").path
 
     let dataDirectory: URL
     let listenerPort: Int

@@ -1,6 +1,8 @@
 import EdgeConfig
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -12,7 +14,7 @@ import Testing
 struct HealthEndpointTests {
     @Test("GET /health reports the node and an open, writable store")
     func fullReport() async throws {
-        try await withTemporaryGateway { application in
+        try await withTemporaryGateway(name: "health-test") { application in
             try await application.test(.live) { client in
                 try await client.execute(uri: "/health", method: .get) { response in
                     #expect(response.status == .ok)
@@ -31,17 +33,7 @@ struct HealthEndpointTests {
 
     @Test("listeners appear in /health with their state, port and connection counts")
     func listenerReport() async throws {
-        let extra = """
-
-            [[listener]]
-            name = "lan"
-            interface = "127.0.0.1"
-            port = 0
-            tls = "self-signed"
-            auth = "none"
-            databases = ["inventory"]
-            """
-        try await withTemporaryGateway(extraTOML: extra) { application in
+        try await withTemporaryGateway(listeners: [GatewayTOML.listener(tls: "self-signed")]) { application in
             try await application.test(.live) { client in
                 var listener: ComponentHealth?
                 for _ in 0..<50 {
@@ -147,37 +139,6 @@ struct HealthEndpointTests {
 struct StaticReporter: HealthReporting {
     let reports: [ComponentHealth]
     func healthReports() async -> [ComponentHealth] { reports }
-}
-
-/// Runs `body` with a gateway built from a minimal configuration over a fresh data directory.
-func withTemporaryGateway(
-    extraTOML: String = "",
-    dataDirectory: URL? = nil,
-    _ body: (any ApplicationProtocol) async throws -> Void
-) async throws {
-    let directory =
-        dataDirectory
-        ?? FileManager.default.temporaryDirectory.appendingPathComponent("edge-gateway-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let configuration = try ConfigurationLoader.parse(
-        toml: """
-            [node]
-            name = "health-test"
-            data_dir = "\(directory.path)"
-
-            [ops]
-            address = "127.0.0.1"
-            port = 0
-
-            [[database]]
-            name = "inventory"
-            """ + extraTOML,
-        source: "test",
-        environment: [:],
-        overrides: ConfigurationOverrides()
-    )
-    let application = try await buildApplication(configuration: configuration, logger: Logger(label: "test"))
-    try await body(application)
 }
 
 /// Writes `count` documents `doc-0`… (`{"n": i}`) into the `inventory` database of a new data directory, so that a

@@ -3,6 +3,7 @@ import EdgeGatewayTestSupport
 import EdgeReplication
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -21,16 +22,7 @@ struct MetricsEndpointTests {
         .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
     func metricsAfterReplication() async throws {
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "off"
-                auth = "none"
-                databases = ["inventory"]
-                """
+            listeners: [GatewayTOML.listener()]
         ) { hubGateway in
             try await hubGateway.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
@@ -43,15 +35,10 @@ struct MetricsEndpointTests {
 
                 let directory = try await seededInventoryDirectory(documents: 25)
                 try await withTemporaryGateway(
-                    extraTOML: """
-
-                        [[upstream]]
-                        name = "hub"
-                        database = "inventory"
-                        url = "ws://127.0.0.1:\(port)/inventory"
-                        type = "push"
-                        continuous = false
-                        """, dataDirectory: directory
+                    upstreams: [
+                        GatewayTOML.upstream(url: "ws://127.0.0.1:\(port)/inventory", type: "push", continuous: false)
+                    ],
+                    dataDirectory: directory
                 ) { edge in
                     try await edge.test(.live) { edgeClient in
                         try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
@@ -138,17 +125,7 @@ struct MetricsEndpointTests {
         .enabled(if: PrometheusTextParser.isAvailable, Comment(rawValue: PrometheusTextParser.unavailableReason)))
     func pullMetrics() async throws {
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "off"
-                auth = "none"
-                rest_api = true
-                databases = ["inventory"]
-                """
+            listeners: [GatewayTOML.listener().setting("rest_api", true)]
         ) { hubGateway in
             try await hubGateway.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
@@ -161,22 +138,13 @@ struct MetricsEndpointTests {
                 }
                 try await withClosedLoopbackPort { deadPort in
                     try await withTemporaryGateway(
-                        extraTOML: """
-
-                            [[upstream]]
-                            name = "hub"
-                            database = "inventory"
-                            url = "ws://127.0.0.1:\(port)/inventory"
-                            type = "pull"
-                            continuous = false
-
-                            [[upstream]]
-                            name = "dead"
-                            database = "inventory"
-                            url = "ws://127.0.0.1:\(deadPort)/inventory"
-                            type = "pull"
-                            continuous = false
-                            """
+                        upstreams: [
+                            GatewayTOML.upstream(
+                                url: "ws://127.0.0.1:\(port)/inventory", type: "pull", continuous: false),
+                            GatewayTOML.upstream(
+                                name: "dead", url: "ws://127.0.0.1:\(deadPort)/inventory", type: "pull",
+                                continuous: false),
+                        ]
                     ) { edge in
                         try await edge.test(.live) { edgeClient in
                             try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
@@ -230,34 +198,17 @@ struct MetricsEndpointTests {
         let passwordFile = usersDirectory.appendingPathComponent("guessed-password")
         try Data("guessed\n".utf8).write(to: passwordFile)
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "off"
-                auth = "basic"
-                users_file = "\(usersFile)"
-                databases = ["inventory"]
-                """
+            listeners: [GatewayTOML.listener(auth: "basic", usersFile: usersFile)]
         ) { hubGateway in
             try await hubGateway.test(.live) { hubClient in
                 let port = try await UpstreamTests.listenerPort(hubClient)
                 let lan = ["listener": "lan", "database": "inventory", "kind": "auth"]
                 #expect(try await Self.scrape(hubClient).value("edgegateway_listener_errors_total", lan) == 0)
                 try await withTemporaryGateway(
-                    extraTOML: """
-
-                        [[upstream]]
-                        name = "hub"
-                        database = "inventory"
-                        url = "ws://127.0.0.1:\(port)/inventory"
-                        type = "pull"
-                        continuous = false
-                        username = "mallory"
-                        password_file = "\(passwordFile.path)"
-                        """
+                    upstreams: [
+                        GatewayTOML.upstream(url: "ws://127.0.0.1:\(port)/inventory", type: "pull", continuous: false)
+                            .setting("username", "mallory").setting("password_file", .string(passwordFile.path))
+                    ]
                 ) { edge in
                     try await edge.test(.live) { edgeClient in
                         let upstream = ["upstream": "hub", "kind": "auth"]

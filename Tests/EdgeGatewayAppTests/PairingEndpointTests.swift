@@ -1,5 +1,7 @@
+import EdgeGatewayTestSupport
 import EdgePairing
 import Foundation
+import GatewayConfigurationFile
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -8,22 +10,13 @@ import Testing
 
 @Suite("Pairing on the ops endpoint")
 struct PairingEndpointTests {
-    static let tlsListener = """
-
-        [[listener]]
-        name = "lan"
-        interface = "127.0.0.1"
-        port = 0
-        tls = "self-signed"
-        auth = "none"
-        databases = ["inventory"]
-        """
+    static let tlsListener = GatewayTOML.listener(tls: "self-signed")
 
     @Test("/pairing lists a payload that pins the listener's certificate, names its bound port and the node ID")
     func payloadJSON() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "edge-gateway-\(UUID().uuidString)")
-        try await withTemporaryGateway(extraTOML: Self.tlsListener, dataDirectory: directory) { application in
+        try await withTemporaryGateway(listeners: [Self.tlsListener], dataDirectory: directory) { application in
             try await application.test(.live) { client in
                 let entries = try await client.execute(uri: "/pairing", method: .get) { response in
                     #expect(response.status == .ok)
@@ -45,7 +38,7 @@ struct PairingEndpointTests {
 
     @Test("/pairing.png and /pairing.svg render the QR code; an unknown database is a 404")
     func images() async throws {
-        try await withTemporaryGateway(extraTOML: Self.tlsListener) { application in
+        try await withTemporaryGateway(listeners: [Self.tlsListener]) { application in
             try await application.test(.live) { client in
                 try await client.execute(uri: "/pairing.png", method: .get) { response in
                     #expect(response.status == .ok)

@@ -2,6 +2,7 @@ import EdgeConfig
 import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import HummingbirdTesting
 import Logging
 import Testing
@@ -22,36 +23,13 @@ struct StatusAPITests {
         }
         try database.close()
         try await withClosedLoopbackPort { unreachable in
-            let configuration = try ConfigurationLoader.parse(
-                toml: """
-                    [node]
-                    name = "status"
-                    data_dir = "\(directory.path)"
-
-                    [ops]
-                    address = "127.0.0.1"
-                    port = 0
-
-                    [[database]]
-                    name = "inventory"
-
-                    [[listener]]
-                    name = "lan"
-                    interface = "127.0.0.1"
-                    port = 0
-                    tls = "off"
-                    auth = "none"
-                    databases = ["inventory"]
-
-                    [[upstream]]
-                    name = "hub"
-                    database = "inventory"
-                    url = "ws://127.0.0.1:\(unreachable)/inventory"
-                    type = "push"
-                    continuous = true
-                    remote_uuid = "hub-uuid"
-                    """,
-                source: "test", environment: [:], overrides: ConfigurationOverrides())
+            let configuration = try GatewayTOML(
+                name: "status", dataDirectory: directory.path, listeners: [GatewayTOML.listener()],
+                upstreams: [
+                    GatewayTOML.upstream(url: "ws://127.0.0.1:\(unreachable)/inventory", type: "push").setting(
+                        "remote_uuid", "hub-uuid")
+                ]
+            ).configuration()
             let application = try await buildApplication(configuration: configuration, logger: Logger(label: "status"))
             try await application.test(.live) { client in
                 try await client.execute(uri: "/upstreams", method: .get) { response in

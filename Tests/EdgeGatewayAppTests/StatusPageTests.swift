@@ -4,7 +4,9 @@ import EdgeGatewayTestSupport
 import EdgePairing
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import HummingbirdTesting
+import ListenerUsersFile
 import Logging
 import Testing
 
@@ -21,29 +23,10 @@ struct StatusPageTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("edge-page-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let usersFile = try Self.writeUsersFile(in: directory)
-        let configuration = try ConfigurationLoader.parse(
-            toml: """
-                [node]
-                name = "Shed <b>&'north'</b>"
-                data_dir = "\(directory.path)"
-
-                [ops]
-                address = "127.0.0.1"
-                port = 0
-
-                [[database]]
-                name = "inventory"
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "self-signed"
-                auth = "basic"
-                users_file = "\(usersFile)"
-                databases = ["inventory"]
-                """,
-            source: "test", environment: [:], overrides: ConfigurationOverrides())
+        let configuration = try GatewayTOML(
+            name: "Shed <b>&'north'</b>", dataDirectory: directory.path,
+            listeners: [GatewayTOML.listener(tls: "self-signed", auth: "basic", usersFile: usersFile)]
+        ).configuration()
         let application = try await buildApplication(configuration: configuration, logger: Logger(label: "page"))
         try await application.test(.live) { client in
             let entry = try await Self.waitForPairing(client)
@@ -121,29 +104,10 @@ struct StatusPageTests {
         defer { try? FileManager.default.removeItem(at: hubDirectory) }
         let usersFile = try Self.writeUsersFile(in: hubDirectory)
         try await Self.seed(hubDirectory, documents: ["hub-1", "hub-2"])
-        let hubConfiguration = try ConfigurationLoader.parse(
-            toml: """
-                [node]
-                name = "hub"
-                data_dir = "\(hubDirectory.path)"
-
-                [ops]
-                address = "127.0.0.1"
-                port = 0
-
-                [[database]]
-                name = "inventory"
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "off"
-                auth = "basic"
-                users_file = "\(usersFile)"
-                databases = ["inventory"]
-                """,
-            source: "test", environment: [:], overrides: ConfigurationOverrides())
+        let hubConfiguration = try GatewayTOML(
+            name: "hub", dataDirectory: hubDirectory.path,
+            listeners: [GatewayTOML.listener(auth: "basic", usersFile: usersFile)]
+        ).configuration()
         let hub = try await buildApplication(configuration: hubConfiguration, logger: Logger(label: "hub"))
         try await hub.test(.live) { hubClient in
             let port = try await UpstreamTests.listenerPort(hubClient)
@@ -159,30 +123,14 @@ struct StatusPageTests {
                 "edge-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: edgeDirectory) }
             try await Self.seed(edgeDirectory, documents: ["edge-1", "edge-2", "edge-3", "edge-4", "edge-5"])
-            let edgeConfiguration = try ConfigurationLoader.parse(
-                toml: """
-                    [node]
-                    name = "edge"
-                    data_dir = "\(edgeDirectory.path)"
-
-                    [ops]
-                    address = "127.0.0.1"
-                    port = 0
-
-                    [[database]]
-                    name = "inventory"
-
-                    [[upstream]]
-                    name = "hub"
-                    database = "inventory"
-                    url = "ws://127.0.0.1:\(port)/inventory"
-                    type = "push-and-pull"
-                    continuous = true
-                    username = "\(Self.hostileUser)"
-                    remote_uuid = "hub-inventory"
-                    """,
-                source: "test", environment: ["EDGE_GATEWAY_UPSTREAM_HUB_PASSWORD": Self.password],
-                overrides: ConfigurationOverrides())
+            let edgeConfiguration = try GatewayTOML(
+                name: "edge", dataDirectory: edgeDirectory.path,
+                upstreams: [
+                    GatewayTOML.upstream(url: "ws://127.0.0.1:\(port)/inventory").setting(
+                        "username", .string(Self.hostileUser)
+                    ).setting("remote_uuid", "hub-inventory")
+                ]
+            ).configuration(environment: ["EDGE_GATEWAY_UPSTREAM_HUB_PASSWORD": Self.password])
             let edge = try await buildApplication(configuration: edgeConfiguration, logger: Logger(label: "edge"))
             try await edge.test(.live) { edgeClient in
                 let during = try await Self.waitForLive(hubClient) {
@@ -242,15 +190,7 @@ struct StatusPageTests {
     func upstreamError() async throws {
         try await withClosedLoopbackPort { unreachable in
             try await withTemporaryGateway(
-                extraTOML: """
-
-                    [[upstream]]
-                    name = "hub"
-                    database = "inventory"
-                    url = "ws://127.0.0.1:\(unreachable)/inventory"
-                    type = "push"
-                    continuous = true
-                    """
+                upstreams: [GatewayTOML.upstream(url: "ws://127.0.0.1:\(unreachable)/inventory", type: "push")]
             ) { application in
                 try await application.test(.live) { client in
                     // The attempt's error is recorded a moment before the upstream's state moves to retrying.

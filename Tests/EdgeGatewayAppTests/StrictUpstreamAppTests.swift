@@ -3,6 +3,7 @@ import EdgeGatewayTestSupport
 import EdgeIdentity
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -16,13 +17,13 @@ import UpstreamStandIns
 /// /health and the status API say when an upstream refuses the upgrade.
 @Suite("Upstreams against a LiteCore-strict listener")
 struct StrictUpstreamAppTests {
-    /// Runs a gateway whose `inventory` holds `documents` documents and whose only upstream is `upstreamTOML`.
+    /// Runs a gateway whose `inventory` holds `documents` documents and whose only upstream is `upstream`.
     static func withEdge(
-        documents: Int, upstreamTOML: String,
+        documents: Int, upstream: GatewayTOML.Table,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let directory = try await seededInventoryDirectory(documents: documents)
-        try await withTemporaryGateway(extraTOML: "\n" + upstreamTOML, dataDirectory: directory) { edge in
+        try await withTemporaryGateway(upstreams: [upstream], dataDirectory: directory) { edge in
             try await edge.test(.live) { client in try await body(client) }
         }
     }
@@ -36,36 +37,19 @@ struct StrictUpstreamAppTests {
             directory: identityDirectory.path, commonName: "strict-hub", logger: Logger(label: "test"))
         let frontTLS = scheme == "wss" ? try NIOSSLContext(configuration: try identity.serverTLSConfiguration()) : nil
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "off"
-                auth = "none"
-                databases = ["inventory"]
-                """
+            listeners: [GatewayTOML.listener()]
         ) { hub in
             try await hub.test(.live) { hubClient in
                 let hubPort = try await UpstreamTests.listenerPort(hubClient)
                 try await StrictUpgradeProxy.run(backendPort: hubPort, options: .init(frontTLS: frontTLS)) {
                     port, proxy in
-                    let trust =
-                        scheme == "wss"
-                        ? "server_trust = \"pinned\"\npinned_sha256 = \"\(identity.sha256Fingerprint.colonHex)\"" : ""
-                    try await Self.withEdge(
-                        documents: 25,
-                        upstreamTOML: """
-                            [[upstream]]
-                            name = "hub"
-                            database = "inventory"
-                            url = "\(scheme)://127.0.0.1:\(port)/inventory"
-                            type = "push"
-                            continuous = false
-                            \(trust)
-                            """
-                    ) { edgeClient in
+                    var upstream = GatewayTOML.upstream(
+                        url: "\(scheme)://127.0.0.1:\(port)/inventory", type: "push", continuous: false)
+                    if scheme == "wss" {
+                        upstream["server_trust"] = "pinned"
+                        upstream["pinned_sha256"] = .string(identity.sha256Fingerprint.colonHex)
+                    }
+                    try await Self.withEdge(documents: 25, upstream: upstream) { edgeClient in
                         let upstream = try await UpstreamTests.waitFor(.upstream, in: edgeClient) {
                             $0.details["completed"] == .integer(25)
                         }
@@ -89,14 +73,7 @@ struct StrictUpstreamAppTests {
             let url = "ws://127.0.0.1:\(port)/inventory"
             try await Self.withEdge(
                 documents: 1,
-                upstreamTOML: """
-                    [[upstream]]
-                    name = "hub"
-                    database = "inventory"
-                    url = "\(url)"
-                    type = "push"
-                    continuous = true
-                    """
+                upstream: GatewayTOML.upstream(url: url, type: "push")
             ) { client in
                 let upstream = try await UpstreamTests.waitFor(.upstream, in: client) { $0.status == .down }
                 let reason = try #require(upstream.reason)

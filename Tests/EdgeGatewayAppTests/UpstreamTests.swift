@@ -2,6 +2,7 @@ import EdgeConfig
 import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -14,31 +15,17 @@ struct UpstreamTests {
     @Test("a gateway pushes to another gateway's listener at start and reports the upstream on /health")
     func gatewayToGateway() async throws {
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = 0
-                tls = "off"
-                auth = "none"
-                databases = ["inventory"]
-                """
+            listeners: [GatewayTOML.listener()]
         ) { upstreamGateway in
             try await upstreamGateway.test(.live) { upstreamClient in
                 let port = try await Self.listenerPort(upstreamClient)
 
                 let directory = try await seededInventoryDirectory(documents: 25)
                 try await withTemporaryGateway(
-                    extraTOML: """
-
-                        [[upstream]]
-                        name = "hub"
-                        database = "inventory"
-                        url = "ws://127.0.0.1:\(port)/inventory"
-                        type = "push"
-                        continuous = false
-                        """, dataDirectory: directory
+                    upstreams: [
+                        GatewayTOML.upstream(url: "ws://127.0.0.1:\(port)/inventory", type: "push", continuous: false)
+                    ],
+                    dataDirectory: directory
                 ) { edge in
                     try await edge.test(.live) { edgeClient in
                         var upstream: ComponentHealth?
@@ -69,15 +56,7 @@ struct UpstreamTests {
     func unreachableUpstream() async throws {
         let port = try freeLoopbackPort()
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[upstream]]
-                name = "hub"
-                database = "inventory"
-                url = "ws://127.0.0.1:\(port)/inventory"
-                type = "pull"
-                continuous = true
-                """
+            upstreams: [GatewayTOML.upstream(url: "ws://127.0.0.1:\(port)/inventory", type: "pull")]
         ) { application in
             try await application.test(.live) { client in
                 var upstream: ComponentHealth?
@@ -104,31 +83,16 @@ struct UpstreamTests {
         let reserved = try ReservedLoopbackPort()
         let port = reserved.port
         try await withTemporaryGateway(
-            extraTOML: """
-
-                [[upstream]]
-                name = "hub"
-                database = "inventory"
-                url = "ws://127.0.0.1:\(port)/inventory"
-                type = "pull"
-                continuous = true
-                max_attempt_wait = "1s"
-                """
+            upstreams: [
+                GatewayTOML.upstream(url: "ws://127.0.0.1:\(port)/inventory", type: "pull").setting(
+                    "max_attempt_wait", "1s")
+            ]
         ) { edge in
             try await edge.test(.live) { edgeClient in
                 try await Self.waitFor(.upstream, in: edgeClient) { $0.status == .degraded }
                 reserved.release()
                 try await withTemporaryGateway(
-                    extraTOML: """
-
-                        [[listener]]
-                        name = "lan"
-                        interface = "127.0.0.1"
-                        port = \(port)
-                        tls = "off"
-                        auth = "none"
-                        databases = ["inventory"]
-                        """
+                    listeners: [GatewayTOML.listener(port: port)]
                 ) { hub in
                     try await hub.test(.live) { _ in
                         let upstream = try await Self.waitFor(.upstream, in: edgeClient) {

@@ -1,12 +1,13 @@
 import EdgeGatewayTestSupport
 import Foundation
+import GatewayConfigurationFile
 import Testing
 
 @Suite("edge-gateway command line")
 struct CommandLineTests {
     @Test("version prints the version")
     func version() async throws {
-        let outcome = try await EdgeGatewayBinary.run(["version"])
+        let outcome = try await EdgeGatewayExecutable.run(["version"])
         #expect(outcome.status == 0)
         #expect(outcome.standardOutput.hasPrefix("edge-gateway "))
     }
@@ -16,14 +17,8 @@ struct CommandLineTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("good.toml")
-        try """
-        [node]
-        name = "site"
-
-        [[database]]
-        name = "inventory"
-        """.write(to: file, atomically: true, encoding: .utf8)
-        let outcome = try await EdgeGatewayBinary.run(["config", "check", file.path])
+        try GatewayTOML(name: "site", dataDirectory: nil, opsPort: nil).write(to: file.path)
+        let outcome = try await EdgeGatewayExecutable.run(["config", "check", file.path])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardOutput.contains("OK (node \"site\", 1 database(s)"))
     }
@@ -40,7 +35,7 @@ struct CommandLineTests {
         [ops]
         port = "4985"
         """.write(to: file, atomically: true, encoding: .utf8)
-        let outcome = try await EdgeGatewayBinary.run(["config", "check", file.path])
+        let outcome = try await EdgeGatewayExecutable.run(["config", "check", file.path])
         #expect(outcome.status == 2)
         #expect(outcome.standardError.contains("bad.toml:5: ops.port: must be an integer 0-65535"))
     }
@@ -51,25 +46,15 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try freeLoopbackPort()
         let file = directory.appendingPathComponent("gateway.toml")
-        try """
-        [node]
-        name = "cli-test"
-        data_dir = "\(directory.appendingPathComponent("data").path)"
+        try GatewayTOML(name: "cli-test", dataDirectory: directory.appendingPathComponent("data").path, opsPort: port)
+            .write(to: file.path)
 
-        [ops]
-        address = "127.0.0.1"
-        port = \(port)
-
-        [[database]]
-        name = "inventory"
-        """.write(to: file, atomically: true, encoding: .utf8)
-
-        let gateway = try EdgeGatewayBinary.start(["serve", "--config", file.path])
+        let gateway = try EdgeGatewayExecutable.start(["serve", "--config", file.path])
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
 
-        var healthy: EdgeGatewayBinary.Outcome?
+        var healthy: EdgeGatewayExecutable.Outcome?
         for _ in 0..<100 where gateway.process.isRunning {
-            let probe = try await EdgeGatewayBinary.run(["health", "--config", file.path])
+            let probe = try await EdgeGatewayExecutable.run(["health", "--config", file.path])
             if probe.status == 0 {
                 healthy = probe
                 break
@@ -86,7 +71,7 @@ struct CommandLineTests {
         let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(logs.contains("msg=stopped"))
 
-        let afterwards = try await EdgeGatewayBinary.run(["health", "--config", file.path])
+        let afterwards = try await EdgeGatewayExecutable.run(["health", "--config", file.path])
         #expect(afterwards.status == 1)
         #expect(afterwards.standardOutput.hasPrefix("unhealthy:"))
     }

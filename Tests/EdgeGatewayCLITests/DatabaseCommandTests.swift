@@ -1,5 +1,7 @@
 import EdgeConfig
+import EdgeGatewayTestSupport
 import Foundation
+import GatewayConfigurationFile
 import HummingbirdTesting
 import Logging
 import Testing
@@ -19,15 +21,15 @@ struct DatabaseCommandTests {
             try? FileManager.default.removeItem(at: copy)
         }
         for (docID, body) in [("a", #"{"qty": 1.50, "tags": ["x"]}"#), ("b", #"{"name": "two\nlines"}"#), ("c", "{}")] {
-            let put = try await EdgeGatewayBinary.run(["docs", "put", docID, body, "--data-dir", source.path])
+            let put = try await EdgeGatewayExecutable.run(["docs", "put", docID, body, "--data-dir", source.path])
             #expect(put.status == 0, "\(put.standardError)")
         }
-        _ = try await EdgeGatewayBinary.run([
+        _ = try await EdgeGatewayExecutable.run([
             "docs", "put", "a", #"{"qty": 1.50, "tags": ["x", "y"]}"#, "--data-dir", source.path,
         ])
-        _ = try await EdgeGatewayBinary.run(["docs", "delete", "c", "--data-dir", source.path])
+        _ = try await EdgeGatewayExecutable.run(["docs", "delete", "c", "--data-dir", source.path])
 
-        let exported = try await EdgeGatewayBinary.run(["db", "export", "inventory", "--data-dir", source.path])
+        let exported = try await EdgeGatewayExecutable.run(["db", "export", "inventory", "--data-dir", source.path])
         #expect(exported.status == 0, "\(exported.standardError)")
         let lines = exported.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 4 && lines.last == "")
@@ -50,8 +52,8 @@ struct DatabaseCommandTests {
 
         let file = copy.appendingPathComponent("inventory.jsonl")
         try Data(exported.standardOutput.utf8).write(to: file)
-        _ = try await EdgeGatewayBinary.run(["docs", "put", "c", #"{"live": true}"#, "--data-dir", copy.path])
-        let imported = try await EdgeGatewayBinary.run([
+        _ = try await EdgeGatewayExecutable.run(["docs", "put", "c", #"{"live": true}"#, "--data-dir", copy.path])
+        let imported = try await EdgeGatewayExecutable.run([
             "db", "import", "inventory", file.path, "--data-dir", copy.path,
         ])
         #expect(imported.status == 0, "\(imported.standardError)")
@@ -59,11 +61,11 @@ struct DatabaseCommandTests {
             imported.standardOutput
                 == "3 documents stored, 0 already present, 0 deletions of absent documents skipped\n")
 
-        let fetched = try await EdgeGatewayBinary.run(["docs", "get", "b", "--data-dir", copy.path])
+        let fetched = try await EdgeGatewayExecutable.run(["docs", "get", "b", "--data-dir", copy.path])
         let b = try #require(
             try JSONSerialization.jsonObject(with: Data(fetched.standardOutput.utf8)) as? [String: Any])
         #expect(b["name"] as? String == "two\nlines")
-        let deleted = try await EdgeGatewayBinary.run(["docs", "get", "c", "--data-dir", copy.path])
+        let deleted = try await EdgeGatewayExecutable.run(["docs", "get", "c", "--data-dir", copy.path])
         #expect(deleted.standardOutput.contains(#""_deleted":true"#))
 
         // The copy's own live "c" lost to the imported tombstone: every document now has the source's revision
@@ -76,20 +78,22 @@ struct DatabaseCommandTests {
                     decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
             }
         }
-        let reexported = try await EdgeGatewayBinary.run(["db", "export", "inventory", "--data-dir", copy.path])
+        let reexported = try await EdgeGatewayExecutable.run(["db", "export", "inventory", "--data-dir", copy.path])
         let copied = try metadata(reexported.standardOutput)
         #expect(copied.count == 3)
         #expect(Set(copied) == Set(try metadata(exported.standardOutput)))
 
-        let again = try await EdgeGatewayBinary.run(["db", "import", "inventory", file.path, "--data-dir", copy.path])
+        let again = try await EdgeGatewayExecutable.run([
+            "db", "import", "inventory", file.path, "--data-dir", copy.path,
+        ])
         #expect(
             again.standardOutput == "0 documents stored, 3 already present, 0 deletions of absent documents skipped\n")
 
         // Lines without _rev are new edits on top of what is there, as before.
         let plain = copy.appendingPathComponent("plain.jsonl")
         try Data(#"{"_id": "b", "name": "edited"}"#.utf8).write(to: plain)
-        _ = try await EdgeGatewayBinary.run(["db", "import", "inventory", plain.path, "--data-dir", copy.path])
-        let edited = try await EdgeGatewayBinary.run(["docs", "get", "b", "--data-dir", copy.path])
+        _ = try await EdgeGatewayExecutable.run(["db", "import", "inventory", plain.path, "--data-dir", copy.path])
+        let edited = try await EdgeGatewayExecutable.run(["docs", "get", "b", "--data-dir", copy.path])
         #expect(edited.standardOutput.contains(#""_rev":"2-"#), "\(edited.standardOutput)")
     }
 
@@ -107,12 +111,12 @@ struct DatabaseCommandTests {
             {"_id": "five", "n": 5}
             """
         try Data(text.utf8).write(to: file)
-        let outcome = try await EdgeGatewayBinary.run(
+        let outcome = try await EdgeGatewayExecutable.run(
             ["db", "import", "inventory", file.path, "--batch-size", "2", "--data-dir", directory.path])
         #expect(outcome.status == 1)
         #expect(outcome.standardError.contains("line 5: no string \"_id\""), "\(outcome.standardError)")
         #expect(outcome.standardError.contains("before it: 2 documents stored"))
-        let listed = try await EdgeGatewayBinary.run(["docs", "list", "--data-dir", directory.path])
+        let listed = try await EdgeGatewayExecutable.run(["docs", "list", "--data-dir", directory.path])
         #expect(listed.standardOutput.split(separator: "\n").map { $0.split(separator: " ")[1] } == ["one", "two"])
 
         for (line, reason) in [
@@ -128,13 +132,13 @@ struct DatabaseCommandTests {
             (#"{"_id": "x", "_revisions": {"start": 1, "ids": ["bb"]}}"#, "\"_revisions\" without \"_rev\""),
         ] {
             try Data((#"{"_id": "ok"}"# + "\n" + line + "\n").utf8).write(to: file)
-            let refused = try await EdgeGatewayBinary.run([
+            let refused = try await EdgeGatewayExecutable.run([
                 "db", "import", "inventory", file.path, "--data-dir", directory.path,
             ])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("line 2: \(reason)"), "\(refused.standardError)")
         }
-        let unchanged = try await EdgeGatewayBinary.run(["docs", "list", "--data-dir", directory.path])
+        let unchanged = try await EdgeGatewayExecutable.run(["docs", "list", "--data-dir", directory.path])
         #expect(unchanged.standardOutput == listed.standardOutput)
     }
 
@@ -148,30 +152,17 @@ struct DatabaseCommandTests {
         }
         let hub = try await buildApplication(
             configuration: try Self.configuration(
-                directory: hubDirectory,
-                extra: """
-                    [[listener]]
-                    name = "lan"
-                    interface = "127.0.0.1"
-                    port = 0
-                    tls = "off"
-                    auth = "none"
-                    databases = ["inventory"]
-                    """),
+                GatewayTOML(name: "node", dataDirectory: hubDirectory.path, listeners: [GatewayTOML.listener()]),
+                in: hubDirectory),
             logger: Logger(label: "hub"))
         try await hub.test(.live) { hubClient in
             let port = try await Self.listenerPort(hubClient)
             let edge = try await buildApplication(
                 configuration: try Self.configuration(
-                    directory: edgeDirectory,
-                    extra: """
-                        [[upstream]]
-                        name = "hub"
-                        database = "inventory"
-                        url = "ws://127.0.0.1:\(port)/inventory"
-                        type = "pull"
-                        continuous = true
-                        """),
+                    GatewayTOML(
+                        name: "node", dataDirectory: edgeDirectory.path,
+                        upstreams: [GatewayTOML.upstream(url: "ws://127.0.0.1:\(port)/inventory", type: "pull")]),
+                    in: edgeDirectory),
                 logger: Logger(label: "edge"))
             try await edge.test(.live) { edgeClient in
                 try await Self.waitUntil(edgeClient, "upstream idle") { $0.contains(#""activity":"idle""#) }
@@ -179,7 +170,7 @@ struct DatabaseCommandTests {
                 let file = hubDirectory.appendingPathComponent("import.jsonl")
                 let lines = (0..<40).map { #"{"_id": "imported-\#($0)", "n": \#($0)}"# }
                 try Data(lines.joined(separator: "\n").utf8).write(to: file)
-                let imported = try await EdgeGatewayBinary.run(
+                let imported = try await EdgeGatewayExecutable.run(
                     [
                         "db", "import", "inventory", file.path, "--batch-size", "16", "--data-dir", hubDirectory.path,
                         "--config", Self.configurationFile(in: hubDirectory),
@@ -192,25 +183,11 @@ struct DatabaseCommandTests {
         }
     }
 
-    static func configuration(directory: URL, extra: String) throws -> GatewayConfiguration {
-        let toml = """
-            [node]
-            name = "node"
-            data_dir = "\(directory.path)"
-
-            [ops]
-            address = "127.0.0.1"
-            port = 0
-
-            [[database]]
-            name = "inventory"
-
-            \(extra)
-            """
-        // The command line reads the same file, so that it opens the database as the gateway configured it.
-        try Data(toml.utf8).write(to: URL(fileURLWithPath: configurationFile(in: directory)))
-        return try ConfigurationLoader.parse(
-            toml: toml, source: "test", environment: [:], overrides: ConfigurationOverrides())
+    /// `file`, written to `directory` too: the command line reads the same file, so that it opens the database
+    /// as the gateway configured it.
+    static func configuration(_ file: GatewayTOML, in directory: URL) throws -> GatewayConfiguration {
+        try file.write(to: configurationFile(in: directory))
+        return try file.configuration()
     }
 
     static func configurationFile(in directory: URL) -> String {

@@ -10,9 +10,7 @@ let canRunAsAnotherUser = geteuid() == 0 && FileManager.default.isExecutableFile
 
 @Suite("First start commands with the shipped configuration")
 struct FirstStartCommandTests {
-    static let shippedConfiguration = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("config/edge-gateway.toml").path
+    static let shippedConfiguration = packageRoot.appendingPathComponent("config/edge-gateway.toml").path
 
     /// The container's environment, on loopback ports of this test and without DNS-SD.
     static func environment(dataDirectory: URL, opsPort: Int, listenerPort: Int) -> [String: String] {
@@ -28,7 +26,7 @@ struct FirstStartCommandTests {
 
     @Test("config check accepts the shipped file as it is and mentions that no user exists yet")
     func configCheck() async throws {
-        let outcome = try await EdgeGatewayBinary.run(["config", "check", Self.shippedConfiguration])
+        let outcome = try await EdgeGatewayExecutable.run(["config", "check", Self.shippedConfiguration])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(
             outcome.standardOutput.contains("OK (node \"site-gateway\", 1 database(s), 1 listener(s), 0 upstream(s))"))
@@ -42,7 +40,7 @@ struct FirstStartCommandTests {
         let data = directory.appendingPathComponent("data")
         let environment = Self.environment(dataDirectory: data, opsPort: 4985, listenerPort: 4984)
 
-        let pair = try await EdgeGatewayBinary.run(["pair", "--format", "json"], environment: environment)
+        let pair = try await EdgeGatewayExecutable.run(["pair", "--format", "json"], environment: environment)
         #expect(pair.status == 0, "\(pair.standardError)")
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(pair.standardOutput.utf8)) as? [String: Any])
@@ -55,18 +53,19 @@ struct FirstStartCommandTests {
         // Before the first start too: the data directory is created for the users file.
         let beforeFirstStart = Self.environment(
             dataDirectory: directory.appendingPathComponent("fresh"), opsPort: 4985, listenerPort: 4984)
-        let early = try await EdgeGatewayBinary.run(
+        let early = try await EdgeGatewayExecutable.run(
             ["users", "add", "bob", "--password-file", passwordFile], environment: beforeFirstStart)
         #expect(early.status == 0, "\(early.standardError)")
         #expect(
-            try await EdgeGatewayBinary.run(["users", "list"], environment: beforeFirstStart).standardOutput == "bob\n")
+            try await EdgeGatewayExecutable.run(["users", "list"], environment: beforeFirstStart).standardOutput
+                == "bob\n")
 
-        let added = try await EdgeGatewayBinary.run(
+        let added = try await EdgeGatewayExecutable.run(
             ["users", "add", "alice", "--password-file", passwordFile], environment: environment)
         #expect(added.status == 0, "\(added.standardError)")
         let usersFile = data.appendingPathComponent("users.toml").path
         #expect(added.standardOutput.contains("added alice to \(usersFile)"))
-        let listed = try await EdgeGatewayBinary.run(["users", "list"], environment: environment)
+        let listed = try await EdgeGatewayExecutable.run(["users", "list"], environment: environment)
         #expect(listed.standardOutput == "alice\n")
     }
 
@@ -78,7 +77,7 @@ struct FirstStartCommandTests {
         let environment = Self.environment(
             dataDirectory: data, opsPort: try freeLoopbackPort(), listenerPort: try freeLoopbackPort())
 
-        let gateway = try EdgeGatewayBinary.start(["serve"], environment: environment)
+        let gateway = try EdgeGatewayExecutable.start(["serve"], environment: environment)
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
 
         let degraded = try await Self.waitForHealth(environment: environment, gateway: gateway) {
@@ -88,7 +87,7 @@ struct FirstStartCommandTests {
 
         let passwordFile = directory.appendingPathComponent("pw").path
         try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
-        let added = try await EdgeGatewayBinary.run(
+        let added = try await EdgeGatewayExecutable.run(
             ["users", "add", "alice", "--password-file", passwordFile], environment: environment)
         #expect(added.status == 0, "\(added.standardError)")
         let up = try await Self.waitForHealth(environment: environment, gateway: gateway) {
@@ -122,14 +121,14 @@ struct FirstStartCommandTests {
         let first = Self.environment(
             dataDirectory: directory.appendingPathComponent("first"), opsPort: opsPort,
             listenerPort: try freeLoopbackPort())
-        let gateway = try EdgeGatewayBinary.start(["serve"], environment: first)
+        let gateway = try EdgeGatewayExecutable.start(["serve"], environment: first)
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
         try await Self.waitForHealth(environment: first, gateway: gateway) { $0.hasPrefix("healthy") }
 
         let second = Self.environment(
             dataDirectory: directory.appendingPathComponent("second"), opsPort: opsPort,
             listenerPort: try freeLoopbackPort())
-        let clash = try await EdgeGatewayBinary.run(["serve"], environment: second)
+        let clash = try await EdgeGatewayExecutable.run(["serve"], environment: second)
         #expect(clash.status == 1)
         let critical = clash.standardError.split(separator: "\n").filter { $0.contains("level=critical") }
         #expect(critical.count == 1)
@@ -214,8 +213,8 @@ struct FirstStartCommandTests {
         let environment = Self.environment(
             dataDirectory: data, opsPort: try freeLoopbackPort(), listenerPort: try freeLoopbackPort())
 
-        let gateway = try EdgeGatewayBinary.start(
-            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayBinary.url.path, "serve"],
+        let gateway = try EdgeGatewayExecutable.start(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayExecutable.url.path, "serve"],
             environment: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
         let health = try await Self.waitForHealth(environment: environment, gateway: gateway) {
@@ -258,11 +257,11 @@ struct FirstStartCommandTests {
             "listener \"lan\".tls_certificate: file not found: \(directory.path)/tls/gateway.crt; create it, "
             + "or correct the path"
 
-        let check = try await EdgeGatewayBinary.run(["config", "check", file.path])
+        let check = try await EdgeGatewayExecutable.run(["config", "check", file.path])
         #expect(check.status == 2)
         #expect(check.standardError.contains(problem), "\(check.standardError)")
 
-        let gateway = try EdgeGatewayBinary.start(["serve"], environment: environment)
+        let gateway = try EdgeGatewayExecutable.start(["serve"], environment: environment)
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
         let health = try await Self.waitForHealth(environment: environment, gateway: gateway) {
             $0.contains("listener lan:")
@@ -285,8 +284,8 @@ struct FirstStartCommandTests {
     static func serveAsAnotherUser(environment: [String: String], expectingHealth problem: String) async throws
         -> String
     {
-        let gateway = try EdgeGatewayBinary.start(
-            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayBinary.url.path, "serve"],
+        let gateway = try EdgeGatewayExecutable.start(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", EdgeGatewayExecutable.url.path, "serve"],
             environment: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
         let health = try await waitForHealth(environment: environment, gateway: gateway) { $0.contains("store ") }
@@ -315,11 +314,11 @@ struct FirstStartCommandTests {
     /// Runs `edge-gateway health` until its line satisfies `condition` (10 s at most).
     @discardableResult
     static func waitForHealth(
-        environment: [String: String], gateway: EdgeGatewayBinary.Running, _ condition: (String) -> Bool
+        environment: [String: String], gateway: EdgeGatewayExecutable.Running, _ condition: (String) -> Bool
     ) async throws -> String {
         var last = ""
         for _ in 0..<100 where gateway.process.isRunning {
-            last = try await EdgeGatewayBinary.run(["health"], environment: environment).standardOutput
+            last = try await EdgeGatewayExecutable.run(["health"], environment: environment).standardOutput
             if condition(last) { return last }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -22,8 +22,8 @@ struct OpenFileLimitTests {
         let environment = FirstStartCommandTests.environment(
             dataDirectory: directory.appendingPathComponent("data"), opsPort: try freeLoopbackPort(),
             listenerPort: try freeLoopbackPort())
-        let gateway = try EdgeGatewayBinary.start(
-            ["--nofile=\(limits)", EdgeGatewayBinary.url.path, "serve"], environment: environment,
+        let gateway = try EdgeGatewayExecutable.start(
+            ["--nofile=\(limits)", EdgeGatewayExecutable.url.path, "serve"], environment: environment,
             executable: URL(fileURLWithPath: "/usr/bin/prlimit"))
         defer { if gateway.process.isRunning { gateway.process.terminate() } }
         try await FirstStartCommandTests.waitForHealth(environment: environment, gateway: gateway) {

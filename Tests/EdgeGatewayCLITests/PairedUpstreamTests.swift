@@ -1,5 +1,6 @@
 import EdgeGatewayTestSupport
 import Foundation
+import GatewayConfigurationFile
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -10,99 +11,30 @@ import Testing
 /// it only through A's pairing payload or a pin recorded with `trust add`.
 @Suite("Pairing and pinning between two gateways")
 struct PairedUpstreamTests {
-    struct Node {
-        let directory: URL
-        let config: String
-        let opsPort: Int
-
-        /// Writes `gateway.toml` with `body` after the node and ops sections and one `inventory` database.
-        init(name: String, directory: URL, body: String) throws {
-            self.directory = directory
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            opsPort = try freeLoopbackPort()
-            let file = directory.appendingPathComponent("gateway.toml")
-            try """
-            [node]
-            name = "\(name)"
-            data_dir = "\(directory.appendingPathComponent("data").path)"
-
-            [ops]
-            address = "127.0.0.1"
-            port = \(opsPort)
-
-            [[database]]
-            name = "inventory"
-
-            \(body)
-            """.write(to: file, atomically: true, encoding: .utf8)
-            config = file.path
-        }
-
-        func run(_ arguments: [String]) async throws -> EdgeGatewayBinary.Outcome {
-            try await EdgeGatewayBinary.run(arguments + ["--config", config])
-        }
-
-        /// Starts `serve` and waits until its ops endpoint answers.
-        func serve() async throws -> EdgeGatewayBinary.Running {
-            let process = try EdgeGatewayBinary.start(["serve", "--config", config])
-            for _ in 0..<400 {
-                if (try? await health()) != nil { return process }
-                guard process.process.isRunning else { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            process.process.terminate()
-            let error = String(
-                decoding: process.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw TestFailure("gateway \(config) did not come up: \(error)")
-        }
-
-        /// GET /health as JSON text.
-        func health() async throws -> String {
-            let url = URL(string: "http://127.0.0.1:\(opsPort)/health")!
-            let (body, _) = try await URLSession.shared.data(from: url)
-            return String(decoding: body, as: UTF8.self)
-        }
-    }
-
     struct TestFailure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
     }
 
-    static func listenerNode(directory: URL, port: Int) throws -> Node {
-        try Node(name: "node-a", directory: directory, body: listenerSection(port: port, tls: "self-signed"))
+    /// A gateway whose listener `lan` (on `port`, self-signed) serves `inventory` to anyone.
+    static func listenerNode(directory: URL, port: Int) throws -> GatewayProcess {
+        try GatewayProcess(directory: directory) { file in
+            file.node["name"] = "node-a"
+            file.listeners = [GatewayTOML.listener(port: port, tls: "self-signed")]
+        }
     }
 
-    /// A `lan` listener on loopback serving `inventory` without client authentication.
-    static func listenerSection(port: Int, tls: String) -> String {
-        """
-        [[listener]]
-        name = "lan"
-        interface = "127.0.0.1"
-        port = \(port)
-        tls = "\(tls)"
-        auth = "none"
-        databases = ["inventory"]
-        """
-    }
-
-    static func upstreamNode(directory: URL, target: String) throws -> Node {
-        try Node(
-            name: "node-b", directory: directory,
-            body: """
-                [[upstream]]
-                name = "a"
-                database = "inventory"
-                \(target)
-                type = "push"
-                continuous = true
-                max_attempt_wait = "1s"
-                """)
-    }
-
-    static func stop(_ process: EdgeGatewayBinary.Running) {
-        process.process.terminate()
-        process.process.waitUntilExit()
+    /// A gateway without listeners that pushes `inventory` continuously to `target` (the `[[upstream]]`'s
+    /// `url` or `pairing`, and how far it trusts the certificate).
+    static func upstreamNode(directory: URL, target: GatewayTOML.Table) throws -> GatewayProcess {
+        try GatewayProcess(directory: directory) { file in
+            file.node["name"] = "node-b"
+            file.listeners = []
+            var upstream = GatewayTOML.upstream(name: "a", type: "push")
+            for (key, value) in target.entries { upstream[key] = value }
+            upstream["max_attempt_wait"] = "1s"
+            file.upstreams = [upstream]
+        }
     }
 
     static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
@@ -118,31 +50,32 @@ struct PairedUpstreamTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let listenerPort = try freeLoopbackPort()
-        let a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
+        var a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
         let pair = try await a.run(["pair", "--format", "text", "--address", "127.0.0.1"])
         #expect(pair.status == 0, "\(pair.standardError)")
         let payload = try #require(pair.standardOutput.split(separator: "\n").first { $0.hasPrefix("edgegw://") })
-        let originalFingerprint = try await PairingCommandTests.showSHA256(config: a.config)
+        let originalFingerprint = try await PairingCommandTests.showSHA256(config: a.configPath)
 
-        let b = try Self.upstreamNode(directory: root.appendingPathComponent("b"), target: #"pairing = "\#(payload)""#)
-        let check = try await EdgeGatewayBinary.run(["config", "check", b.config])
+        var b = try Self.upstreamNode(
+            directory: root.appendingPathComponent("b"), target: ["pairing": .string(String(payload))])
+        let check = try await EdgeGatewayExecutable.run(["config", "check", b.configPath])
         #expect(check.status == 0, "\(check.standardError)")
         #expect(try await b.run(["docs", "put", "order-1", #"{"qty": 3}"#]).status == 0)
 
-        var nodeA = try await a.serve()
-        let nodeB = try await b.serve()
-        defer { Self.stop(nodeB) }
+        try await a.start()
+        defer { _ = a.terminate() }
+        try await b.start()
+        defer { _ = b.terminate() }
         try await Self.eventually("order-1 to reach A") {
             try await a.run(["docs", "get", "order-1"]).standardOutput.contains(#""qty""#)
         }
 
-        Self.stop(nodeA)
+        _ = a.terminate()
         let rotate = try await a.run(["cert", "rotate"])
         #expect(rotate.status == 0, "\(rotate.standardError)")
-        let rotatedFingerprint = try await PairingCommandTests.showSHA256(config: a.config)
+        let rotatedFingerprint = try await PairingCommandTests.showSHA256(config: a.configPath)
         #expect(rotatedFingerprint != originalFingerprint)
-        nodeA = try await a.serve()
-        defer { Self.stop(nodeA) }
+        try await a.start()
 
         do {
             try await Self.eventually("B to refuse the rotated certificate") {
@@ -161,22 +94,22 @@ struct PairedUpstreamTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let listenerPort = try freeLoopbackPort()
-        let a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
+        var a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
         let pair = try await a.run(["pair", "--format", "text", "--address", "127.0.0.1"])
         #expect(pair.status == 0, "\(pair.standardError)")
         let payload = try #require(pair.standardOutput.split(separator: "\n").first.map(String.init))
-        let fingerprint = try await PairingCommandTests.showSHA256(config: a.config)
+        let fingerprint = try await PairingCommandTests.showSHA256(config: a.configPath)
 
-        let down = try await EdgeGatewayBinary.run(["pair", "resolve", payload, "--timeout", "2"])
+        let down = try await EdgeGatewayExecutable.run(["pair", "resolve", payload, "--timeout", "2"])
         #expect(down.status == 1)
         #expect(down.standardOutput.isEmpty)
         #expect(down.standardError.contains("unreachable at every address"), "\(down.standardError)")
         #expect(down.standardError.contains("127.0.0.1:\(listenerPort)"), "\(down.standardError)")
 
-        let nodeA = try await a.serve()
-        defer { Self.stop(nodeA) }
+        try await a.start()
+        defer { _ = a.terminate() }
         let der = root.appendingPathComponent("verified.der")
-        let resolved = try await EdgeGatewayBinary.run(["pair", "resolve", payload, "--der", der.path, "--json"])
+        let resolved = try await EdgeGatewayExecutable.run(["pair", "resolve", payload, "--der", der.path, "--json"])
         #expect(resolved.status == 0, "\(resolved.standardError)")
         let json = try JSONSerialization.jsonObject(with: Data(resolved.standardOutput.utf8)) as? [String: String]
         #expect(json?["endpoint"] == "wss://127.0.0.1:\(listenerPort)/inventory")
@@ -186,7 +119,7 @@ struct PairedUpstreamTests {
         #expect(try Data(contentsOf: der) == Data(contentsOf: exported))
 
         let pem = root.appendingPathComponent("verified.pem")
-        let plain = try await EdgeGatewayBinary.run(["pair", "resolve", payload, "--pem", pem.path])
+        let plain = try await EdgeGatewayExecutable.run(["pair", "resolve", payload, "--pem", pem.path])
         #expect(plain.standardOutput == "wss://127.0.0.1:\(listenerPort)/inventory\n")
         let exportedPEM = try await a.run(["cert", "export", "--pem"])
         #expect(try String(contentsOf: pem, encoding: .utf8) == exportedPEM.standardOutput)
@@ -195,7 +128,7 @@ struct PairedUpstreamTests {
             colonHex: Array(repeating: "AB", count: 32).joined(separator: ":"))
         let forged = payload.replacingOccurrences(
             of: "s256=\(try #require(PairingCommandTests.sha256Parameter(payload)))", with: "s256=\(forgedDigest)")
-        let refused = try await EdgeGatewayBinary.run([
+        let refused = try await EdgeGatewayExecutable.run([
             "pair", "resolve", forged, "--der", root.appendingPathComponent("no.der").path,
         ])
         #expect(refused.status == 1)
@@ -203,7 +136,7 @@ struct PairedUpstreamTests {
         #expect(refused.standardError.contains("pair again"))
         #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("no.der").path))
 
-        let unknown = try await EdgeGatewayBinary.run(["pair", "resolve", payload + "&x=1"])
+        let unknown = try await EdgeGatewayExecutable.run(["pair", "resolve", payload + "&x=1"])
         #expect(unknown.status == 1)
         #expect(unknown.standardError.contains("unknown parameter 'x'"))
     }
@@ -213,15 +146,12 @@ struct PairedUpstreamTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let listenerPort = try freeLoopbackPort()
-        let a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
-        let b = try Self.upstreamNode(
+        var a = try Self.listenerNode(directory: root.appendingPathComponent("a"), port: listenerPort)
+        var b = try Self.upstreamNode(
             directory: root.appendingPathComponent("b"),
-            target: """
-                url = "wss://127.0.0.1:\(listenerPort)/inventory"
-                server_trust = "trust-store"
-                """)
-        let nodeA = try await a.serve()
-        defer { Self.stop(nodeA) }
+            target: ["url": "wss://127.0.0.1:\(listenerPort)/inventory", "server_trust": "trust-store"])
+        try await a.start()
+        defer { _ = a.terminate() }
 
         let refused = try await b.run(["trust", "add", "127.0.0.1:\(listenerPort)"])
         #expect(refused.status == 1, "no confirmation on an empty standard input must not trust")
@@ -229,14 +159,14 @@ struct PairedUpstreamTests {
 
         let added = try await b.run(["trust", "add", "127.0.0.1:\(listenerPort)", "--yes"])
         #expect(added.status == 0, "\(added.standardError)")
-        let fingerprint = try await PairingCommandTests.showSHA256(config: a.config)
+        let fingerprint = try await PairingCommandTests.showSHA256(config: a.configPath)
         #expect(added.standardOutput.contains(fingerprint))
         #expect(
             try await b.run(["trust", "list"]).standardOutput.contains("127.0.0.1:\(listenerPort)  \(fingerprint)"))
 
         #expect(try await b.run(["docs", "put", "tofu", #"{"ok": true}"#]).status == 0)
-        let nodeB = try await b.serve()
-        defer { Self.stop(nodeB) }
+        try await b.start()
+        defer { _ = b.terminate() }
         try await Self.eventually("the document to reach A") {
             try await a.run(["docs", "get", "tofu"]).status == 0
         }

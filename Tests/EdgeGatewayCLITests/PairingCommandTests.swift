@@ -1,5 +1,6 @@
 import EdgeGatewayTestSupport
 import Foundation
+import GatewayConfigurationFile
 import Testing
 
 @Suite("edge-gateway pair and cert")
@@ -7,30 +8,12 @@ struct PairingCommandTests {
     /// A configuration with one self-signed listener on loopback and one without TLS.
     static func configuration(in directory: URL) throws -> String {
         let file = directory.appendingPathComponent("gateway.toml")
-        try """
-        [node]
-        name = "pair-test"
-        data_dir = "\(directory.appendingPathComponent("data").path)"
-
-        [[database]]
-        name = "inventory"
-
-        [[listener]]
-        name = "lan"
-        interface = "127.0.0.1"
-        port = 4984
-        tls = "self-signed"
-        auth = "none"
-        databases = ["inventory"]
-
-        [[listener]]
-        name = "plain"
-        interface = "127.0.0.1"
-        port = 4990
-        tls = "off"
-        auth = "none"
-        databases = ["inventory"]
-        """.write(to: file, atomically: true, encoding: .utf8)
+        try GatewayTOML(
+            name: "pair-test", dataDirectory: directory.appendingPathComponent("data").path, opsPort: nil,
+            listeners: [
+                GatewayTOML.listener(port: 4984, tls: "self-signed"), GatewayTOML.listener(name: "plain", port: 4990),
+            ]
+        ).write(to: file.path)
         return file.path
     }
 
@@ -48,7 +31,7 @@ struct PairingCommandTests {
     }
 
     static func showSHA256(config: String) async throws -> String {
-        let show = try await EdgeGatewayBinary.run(["cert", "show", "--config", config])
+        let show = try await EdgeGatewayExecutable.run(["cert", "show", "--config", config])
         #expect(show.status == 0, "\(show.standardError)")
         let line = try #require(
             show.standardOutput.split(separator: "\n").first { $0.hasPrefix("SHA-256:") })
@@ -61,7 +44,7 @@ struct PairingCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try Self.configuration(in: directory)
 
-        let pair = try await EdgeGatewayBinary.run(["pair", "--config", config, "--format", "text"])
+        let pair = try await EdgeGatewayExecutable.run(["pair", "--config", config, "--format", "text"])
         #expect(pair.status == 0, "\(pair.standardError)")
         let payload = pair.standardOutput.trimmingCharacters(in: .newlines)
         #expect(payload.hasPrefix("edgegw://pair?v=1&a=127.0.0.1&p=4984&db=inventory&s256="))
@@ -70,14 +53,14 @@ struct PairingCommandTests {
         let shownSHA256 = try await Self.showSHA256(config: config)
         #expect(Self.sha256Parameter(payload) == Self.base64URL(colonHex: shownSHA256))
 
-        let rotate = try await EdgeGatewayBinary.run(["cert", "rotate", "--config", config])
+        let rotate = try await EdgeGatewayExecutable.run(["cert", "rotate", "--config", config])
         #expect(rotate.status == 0, "\(rotate.standardError)")
         #expect(rotate.standardError.contains("must pair again"))
         let rotatedPayload = try #require(
             rotate.standardOutput.split(separator: "\n").first.map(String.init))
         #expect(Self.sha256Parameter(rotatedPayload) != Self.sha256Parameter(payload))
 
-        let again = try await EdgeGatewayBinary.run(["pair", "--config", config, "--format", "text"])
+        let again = try await EdgeGatewayExecutable.run(["pair", "--config", config, "--format", "text"])
         #expect(again.standardOutput.trimmingCharacters(in: .newlines) == rotatedPayload)
         #expect(try await Self.showSHA256(config: config) != shownSHA256)
     }
@@ -87,7 +70,7 @@ struct PairingCommandTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try Self.configuration(in: directory)
-        let pair = try await EdgeGatewayBinary.run(["pair", "--config", config, "--listener", "plain"])
+        let pair = try await EdgeGatewayExecutable.run(["pair", "--config", config, "--listener", "plain"])
         #expect(pair.status == 1)
         #expect(pair.standardOutput.isEmpty)
         #expect(pair.standardError.contains("no certificate digest to pair with"))
@@ -98,7 +81,7 @@ struct PairingCommandTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try Self.configuration(in: directory)
-        let pair = try await EdgeGatewayBinary.run([
+        let pair = try await EdgeGatewayExecutable.run([
             "pair", "--config", config, "--address", "192.168.1.10",
         ])
         #expect(pair.status == 0, "\(pair.standardError)")
@@ -113,11 +96,11 @@ struct PairingCommandTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try Self.configuration(in: directory)
-        let pem = try await EdgeGatewayBinary.run(["cert", "export", "--pem", "--config", config])
+        let pem = try await EdgeGatewayExecutable.run(["cert", "export", "--pem", "--config", config])
         #expect(pem.status == 0, "\(pem.standardError)")
         #expect(pem.standardOutput.hasPrefix("-----BEGIN CERTIFICATE-----"))
         #expect(!pem.standardOutput.contains("PRIVATE KEY"))
-        let both = try await EdgeGatewayBinary.run([
+        let both = try await EdgeGatewayExecutable.run([
             "cert", "export", "--pem", "--der", "--config", config,
         ])
         #expect(both.status != 0)
@@ -136,7 +119,7 @@ struct PairingCommandTests {
         let exportedSHA256 = try await Self.showSHA256(config: sourceConfig)
         let identity = source.appendingPathComponent("data/identity")
         let config = try Self.configuration(in: target)
-        let imported = try await EdgeGatewayBinary.run([
+        let imported = try await EdgeGatewayExecutable.run([
             "cert", "import", "--config", config,
             "--certificate", identity.appendingPathComponent("identity-cert.pem").path,
             "--key", identity.appendingPathComponent("identity-key.pem").path,
@@ -147,7 +130,7 @@ struct PairingCommandTests {
         let mode = try FileManager.default.attributesOfItem(atPath: keyPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
 
-        let mismatched = try await EdgeGatewayBinary.run([
+        let mismatched = try await EdgeGatewayExecutable.run([
             "cert", "import", "--config", config,
             "--certificate", identity.appendingPathComponent("identity-cert.pem").path,
             "--key", identity.appendingPathComponent("identity-cert.pem").path,
@@ -165,11 +148,11 @@ struct PairingCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try Self.configuration(in: directory)
         let image = directory.appendingPathComponent("pair.png").path
-        let png = try await EdgeGatewayBinary.run([
+        let png = try await EdgeGatewayExecutable.run([
             "pair", "--config", config, "--format", "png", "--output", image,
         ])
         #expect(png.status == 0, "\(png.standardError)")
-        let text = try await EdgeGatewayBinary.run(["pair", "--config", config, "--format", "text"])
+        let text = try await EdgeGatewayExecutable.run(["pair", "--config", config, "--format", "text"])
         #expect(
             try ZXingReader.decode(imageAt: image)
                 == text.standardOutput.trimmingCharacters(in: .newlines))
@@ -184,7 +167,7 @@ struct PairingCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try Self.configuration(in: directory)
         let certificate = directory.appendingPathComponent("exported.der").path
-        let export = try await EdgeGatewayBinary.run([
+        let export = try await EdgeGatewayExecutable.run([
             "cert", "export", "--der", "--output", certificate, "--config", config,
         ])
         #expect(export.status == 0, "\(export.standardError)")
@@ -193,7 +176,7 @@ struct PairingCommandTests {
         ])
         let opensslHex = try #require(openssl.split(separator: "=").last).trimmingCharacters(
             in: .whitespacesAndNewlines)
-        let pair = try await EdgeGatewayBinary.run(["pair", "--config", config, "--format", "text"])
+        let pair = try await EdgeGatewayExecutable.run(["pair", "--config", config, "--format", "text"])
         #expect(
             Self.sha256Parameter(pair.standardOutput.trimmingCharacters(in: .newlines))
                 == Self.base64URL(colonHex: opensslHex))
@@ -224,13 +207,13 @@ struct PairingCommandTests {
         try "guess\n".write(to: wrongPasswordFile, atomically: true, encoding: .utf8)
         let config = try Self.configuration(in: target)
 
-        let wrong = try await EdgeGatewayBinary.run([
+        let wrong = try await EdgeGatewayExecutable.run([
             "cert", "import", "--config", config, "--pkcs12", bundle, "--password-file", wrongPasswordFile.path,
         ])
         #expect(wrong.status == 1)
         #expect(wrong.standardError.contains("wrong password"))
 
-        let imported = try await EdgeGatewayBinary.run([
+        let imported = try await EdgeGatewayExecutable.run([
             "cert", "import", "--config", config, "--pkcs12", bundle, "--password-file", passwordFile.path,
         ])
         #expect(imported.status == 0, "\(imported.standardError)")
@@ -242,10 +225,10 @@ struct PairingCommandTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try Self.configuration(in: directory)
-        let rotate = try await EdgeGatewayBinary.run(["cert", "rotate", "--config", config, "--listener", "plain"])
+        let rotate = try await EdgeGatewayExecutable.run(["cert", "rotate", "--config", config, "--listener", "plain"])
         #expect(rotate.status == 1)
         #expect(rotate.standardError.contains("does not use a self-signed certificate"))
-        let pair = try await EdgeGatewayBinary.run(["pair", "--config", config, "--db", "missing"])
+        let pair = try await EdgeGatewayExecutable.run(["pair", "--config", config, "--db", "missing"])
         #expect(pair.status == 2)
         #expect(pair.standardError.contains("does not serve a database named 'missing'; it serves: inventory"))
     }

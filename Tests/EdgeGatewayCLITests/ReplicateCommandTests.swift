@@ -1,5 +1,6 @@
 import EdgeGatewayTestSupport
 import Foundation
+import GatewayConfigurationFile
 import Testing
 
 @Suite("edge-gateway replicate and status")
@@ -8,26 +9,25 @@ struct ReplicateCommandTests {
     func pushFromTheCommandLine() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        let listenerPort = try freeLoopbackPort()
-        let hub = try PairedUpstreamTests.Node(
-            name: "hub", directory: root.appendingPathComponent("hub"),
-            body: PairedUpstreamTests.listenerSection(port: listenerPort, tls: "off"))
+        var hub = try GatewayProcess(directory: root.appendingPathComponent("hub"))
+        let listenerPort = hub.listenerPort
         let client = ["--data-dir", root.appendingPathComponent("client").path]
         for index in 0..<5 {
-            let put = try await EdgeGatewayBinary.run(["docs", "put", "doc-\(index)", #"{"n": \#(index)}"#] + client)
+            let put = try await EdgeGatewayExecutable.run(
+                ["docs", "put", "doc-\(index)", #"{"n": \#(index)}"#] + client)
             #expect(put.status == 0, "\(put.standardError)")
         }
-        let server = try await hub.serve()
-        defer { PairedUpstreamTests.stop(server) }
+        try await hub.start()
+        defer { _ = hub.terminate() }
 
-        let replicate = try await EdgeGatewayBinary.run(
+        let replicate = try await EdgeGatewayExecutable.run(
             ["replicate", "--url", "ws://127.0.0.1:\(listenerPort)/inventory", "--push"] + client)
         #expect(replicate.status == 0, "\(replicate.standardError)")
         // Not a terminal: plain lines, the last one the final state.
         #expect(replicate.standardOutput.split(separator: "\n").last == "stopped 5/5")
         #expect(try await hub.run(["docs", "get", "doc-4"]).standardOutput.contains(#""n""#))
 
-        let refused = try await EdgeGatewayBinary.run(
+        let refused = try await EdgeGatewayExecutable.run(
             ["replicate", "--url", "ws://127.0.0.1:\(listenerPort)/nothing", "--push"] + client)
         #expect(refused.status == 1)
         #expect(refused.standardError.contains("HTTP 404"), "\(refused.standardError)")
@@ -42,21 +42,22 @@ struct ReplicateCommandTests {
     func pushNamedCollection() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        let listenerPort = try freeLoopbackPort()
-        // Right after the node's [[database]] header, so the key belongs to the `inventory` database.
-        let collections = #"collections = ["_default._default", "store.orders"]"#
-        let hub = try PairedUpstreamTests.Node(
-            name: "hub", directory: root.appendingPathComponent("hub"),
-            body: collections + "\n\n" + PairedUpstreamTests.listenerSection(port: listenerPort, tls: "off"))
-        let client = try PairedUpstreamTests.Node(
-            name: "client", directory: root.appendingPathComponent("client"), body: collections)
+        let collections: GatewayTOML.Value = .strings(["_default._default", "store.orders"])
+        var hub = try GatewayProcess(directory: root.appendingPathComponent("hub")) {
+            $0.databases[0]["collections"] = collections
+        }
+        let listenerPort = hub.listenerPort
+        let client = try GatewayProcess(directory: root.appendingPathComponent("client")) {
+            $0.databases[0]["collections"] = collections
+            $0.listeners = []
+        }
         for index in 0..<3 {
             let put = try await client.run(
                 ["docs", "put", "order-\(index)", #"{"qty": \#(index)}"#, "--collection", "store.orders"])
             #expect(put.status == 0, "\(put.standardError)")
         }
-        let server = try await hub.serve()
-        defer { PairedUpstreamTests.stop(server) }
+        try await hub.start()
+        defer { _ = hub.terminate() }
         let url = "ws://127.0.0.1:\(listenerPort)/inventory"
 
         let replicate = try await client.run(["replicate", "--url", url, "--push", "--collection", "store.orders"])
@@ -77,18 +78,18 @@ struct ReplicateCommandTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let listenerPort = try freeLoopbackPort()
-        let hub = try PairedUpstreamTests.listenerNode(
+        var hub = try PairedUpstreamTests.listenerNode(
             directory: root.appendingPathComponent("hub"), port: listenerPort)
         // 127.0.0.2 is loopback too, but the listener is bound to 127.0.0.1 only: that address refuses.
         let pair = try await hub.run(["pair", "--format", "text", "--address", "127.0.0.2"])
         let unreachableFirst = try #require(pair.standardOutput.split(separator: "\n").first.map(String.init))
             .replacingOccurrences(of: "a=127.0.0.2&", with: "a=127.0.0.2,127.0.0.1&")
         let client = ["--data-dir", root.appendingPathComponent("client").path]
-        #expect(try await EdgeGatewayBinary.run(["docs", "put", "paired", #"{"ok": true}"#] + client).status == 0)
-        let server = try await hub.serve()
-        defer { PairedUpstreamTests.stop(server) }
+        #expect(try await EdgeGatewayExecutable.run(["docs", "put", "paired", #"{"ok": true}"#] + client).status == 0)
+        try await hub.start()
+        defer { _ = hub.terminate() }
 
-        let replicate = try await EdgeGatewayBinary.run(
+        let replicate = try await EdgeGatewayExecutable.run(
             ["replicate", "--pairing", unreachableFirst, "--push"] + client)
         #expect(replicate.status == 0, "\(replicate.standardError)")
         #expect(replicate.standardOutput.split(separator: "\n").last == "stopped 1/1")
@@ -99,10 +100,10 @@ struct ReplicateCommandTests {
             of: "s256=\(sha256)",
             with: "s256="
                 + PairingCommandTests.base64URL(colonHex: Array(repeating: "AB", count: 32).joined(separator: ":")))
-        let refused = try await EdgeGatewayBinary.run(["replicate", "--pairing", forged, "--push"] + client)
+        let refused = try await EdgeGatewayExecutable.run(["replicate", "--pairing", forged, "--push"] + client)
         #expect(refused.status == 1)
         #expect(refused.standardError.contains("pair again"), "\(refused.standardError)")
-        let pinned = try await EdgeGatewayBinary.run(
+        let pinned = try await EdgeGatewayExecutable.run(
             ["replicate", "--pairing", unreachableFirst, "--self-signed-only", "--push"] + client)
         #expect(pinned.status != 0)
         #expect(pinned.standardError.contains("--pairing pins the certificate"), "\(pinned.standardError)")

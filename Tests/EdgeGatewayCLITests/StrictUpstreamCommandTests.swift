@@ -15,31 +15,30 @@ struct StrictUpstreamCommandTests {
     func replicateOverPlainWebSocket() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        let listenerPort = try freeLoopbackPort()
-        let hub = try PairedUpstreamTests.Node(
-            name: "hub", directory: root.appendingPathComponent("hub"),
-            body: PairedUpstreamTests.listenerSection(port: listenerPort, tls: "off"))
+        var hub = try GatewayProcess(directory: root.appendingPathComponent("hub"))
+        let listenerPort = hub.listenerPort
         #expect(try await hub.run(["docs", "put", "from-hub", #"{"n": 1}"#]).status == 0)
         let client = ["--data-dir", root.appendingPathComponent("client").path]
-        #expect(try await EdgeGatewayBinary.run(["docs", "put", "from-client", #"{"n": 2}"#] + client).status == 0)
-        let server = try await hub.serve()
-        defer { PairedUpstreamTests.stop(server) }
+        #expect(try await EdgeGatewayExecutable.run(["docs", "put", "from-client", #"{"n": 2}"#] + client).status == 0)
+        try await hub.start()
+        defer { _ = hub.terminate() }
 
         try await StrictUpgradeProxy.run(backendPort: listenerPort) { port, proxy in
-            let replicate = try await EdgeGatewayBinary.run(
+            let replicate = try await EdgeGatewayExecutable.run(
                 ["replicate", "--url", "ws://127.0.0.1:\(port)/inventory"] + client)
             #expect(replicate.status == 0, "\(replicate.standardError)")
             #expect(proxy.refusals == 0)
             #expect(proxy.requestHeads.count >= 1)
         }
         #expect(try await hub.run(["docs", "get", "from-client"]).standardOutput.contains(#""n""#))
-        #expect(try await EdgeGatewayBinary.run(["docs", "get", "from-hub"] + client).standardOutput.contains(#""n""#))
+        #expect(
+            try await EdgeGatewayExecutable.run(["docs", "get", "from-hub"] + client).standardOutput.contains(#""n""#))
     }
 
     /// Runs `body` with a strict front door that presents `hub`'s own certificate and relays to its TLS listener,
     /// and `hub`'s pairing payload rewritten to name the front door's port.
     static func withStrictFrontDoor(
-        of hub: PairedUpstreamTests.Node, listenerPort: Int,
+        of hub: GatewayProcess, listenerPort: Int,
         _ body: (_ payload: String, _ proxy: StrictUpgradeProxy) async throws -> Void
     ) async throws {
         let pair = try await hub.run(["pair", "--format", "text", "--address", "127.0.0.1"])
@@ -63,31 +62,32 @@ struct StrictUpstreamCommandTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let listenerPort = try freeLoopbackPort()
-        let hub = try PairedUpstreamTests.listenerNode(
+        var hub = try PairedUpstreamTests.listenerNode(
             directory: root.appendingPathComponent("hub"), port: listenerPort)
         try await Self.withStrictFrontDoor(of: hub, listenerPort: listenerPort) { payload, proxy in
-            let server = try await hub.serve()
-            defer { PairedUpstreamTests.stop(server) }
+            try await hub.start()
+            defer { _ = hub.terminate() }
 
             let client = ["--data-dir", root.appendingPathComponent("client").path]
-            #expect(try await EdgeGatewayBinary.run(["docs", "put", "by-command", #"{"n": 1}"#] + client).status == 0)
-            let replicate = try await EdgeGatewayBinary.run(["replicate", "--pairing", payload, "--push"] + client)
+            #expect(
+                try await EdgeGatewayExecutable.run(["docs", "put", "by-command", #"{"n": 1}"#] + client).status == 0)
+            let replicate = try await EdgeGatewayExecutable.run(["replicate", "--pairing", payload, "--push"] + client)
             #expect(replicate.status == 0, "\(replicate.standardError)")
             #expect(try await hub.run(["docs", "get", "by-command"]).standardOutput.contains(#""n""#))
 
-            let fingerprint = try await PairingCommandTests.showSHA256(config: hub.config)
-            let pinned = try await EdgeGatewayBinary.run(
+            let fingerprint = try await PairingCommandTests.showSHA256(config: hub.configPath)
+            let pinned = try await EdgeGatewayExecutable.run(
                 [
                     "replicate", "--url", "wss://127.0.0.1:\(Self.payloadPort(payload))/inventory", "--pull",
                     "--pinned-sha256", fingerprint,
                 ] + client)
             #expect(pinned.status == 0, "\(pinned.standardError)")
 
-            let node = try PairedUpstreamTests.upstreamNode(
-                directory: root.appendingPathComponent("node"), target: #"pairing = "\#(payload)""#)
+            var node = try PairedUpstreamTests.upstreamNode(
+                directory: root.appendingPathComponent("node"), target: ["pairing": .string(payload)])
             #expect(try await node.run(["docs", "put", "by-upstream", #"{"n": 2}"#]).status == 0)
-            let running = try await node.serve()
-            defer { PairedUpstreamTests.stop(running) }
+            try await node.start()
+            defer { _ = node.terminate() }
             try await PairedUpstreamTests.eventually("by-upstream to reach the hub") {
                 try await hub.run(["docs", "get", "by-upstream"]).standardOutput.contains(#""n""#)
             }

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import Foundation
 import Testing
 
@@ -11,12 +12,12 @@ struct UsersCommandTests {
         let passwordFile = directory.appendingPathComponent("pw").path
         try "first-secret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
 
-        let added = try await EdgeGatewayBinary.run([
+        let added = try await EdgeGatewayExecutable.run([
             "users", "add", "alice", "--file", file, "--password-file", passwordFile,
         ])
         #expect(added.status == 0, "\(added.standardError)")
         #expect(added.standardOutput.contains("added alice"))
-        let second = try await EdgeGatewayBinary.run([
+        let second = try await EdgeGatewayExecutable.run([
             "users", "add", "bob", "--file", file, "--password-file", passwordFile,
         ])
         #expect(second.status == 0)
@@ -27,19 +28,19 @@ struct UsersCommandTests {
         let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
         #expect(mode == 0o600)
 
-        let listed = try await EdgeGatewayBinary.run(["users", "list", "--file", file])
+        let listed = try await EdgeGatewayExecutable.run(["users", "list", "--file", file])
         #expect(listed.standardOutput == "alice\nbob\n")
 
-        let changed = try await EdgeGatewayBinary.run([
+        let changed = try await EdgeGatewayExecutable.run([
             "users", "add", "alice", "--file", file, "--password-file", passwordFile,
         ])
         #expect(changed.standardOutput.contains("changed the password of alice"))
 
-        let removed = try await EdgeGatewayBinary.run(["users", "remove", "bob", "--file", file])
+        let removed = try await EdgeGatewayExecutable.run(["users", "remove", "bob", "--file", file])
         #expect(removed.status == 0)
-        #expect(try await EdgeGatewayBinary.run(["users", "list", "--file", file]).standardOutput == "alice\n")
+        #expect(try await EdgeGatewayExecutable.run(["users", "list", "--file", file]).standardOutput == "alice\n")
 
-        let missing = try await EdgeGatewayBinary.run(["users", "remove", "nobody", "--file", file])
+        let missing = try await EdgeGatewayExecutable.run(["users", "remove", "nobody", "--file", file])
         #expect(missing.status == 1)
         #expect(missing.standardError.contains("no user named \"nobody\""))
     }
@@ -49,16 +50,16 @@ struct UsersCommandTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("users.toml").path
-        let piped = try await EdgeGatewayBinary.run(
+        let piped = try await EdgeGatewayExecutable.run(
             [
                 "-c", #"printf 'piped-secret\n' | "$0" users add carol --file "$1" --password-file /dev/stdin"#,
-                EdgeGatewayBinary.url.path, file,
+                EdgeGatewayExecutable.url.path, file,
             ],
             executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(piped.status == 0, "\(piped.standardError)")
         #expect(piped.standardOutput.contains("added carol"))
 
-        let missing = try await EdgeGatewayBinary.run(
+        let missing = try await EdgeGatewayExecutable.run(
             ["users", "add", "dave", "--file", file, "--password-file", directory.appendingPathComponent("none").path])
         #expect(missing.status != 0)
         #expect(missing.standardError.contains("cannot read the password file"), "\(missing.standardError)")
@@ -69,7 +70,7 @@ struct UsersCommandTests {
     func badName() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let outcome = try await EdgeGatewayBinary.run([
+        let outcome = try await EdgeGatewayExecutable.run([
             "users", "add", "a:b", "--file", directory.appendingPathComponent("u.toml").path,
         ])
         #expect(outcome.status != 0)

@@ -17,25 +17,3 @@ func pair(scanned: String) async throws -> StoredPairing {
     return StoredPairing(payload: scanned, endpoint: gateway.endpoint, certificateDER: Data(gateway.certificateDER))
 }
 // docs/pairing.md: end
-
-// The code between the two markers is shown verbatim in docs/pairing.md ("In your app"); a test checks that it is,
-// and the end-to-end test pairs through it, so the documented Swift is compiled and run.
-
-enum DocumentedPairing {
-    static let beginMarker = "// docs/pairing.md: begin\n"
-    static let endMarker = "// docs/pairing.md: end"
-
-    /// The lines between the markers in this file.
-    static func snippet() throws -> String {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        guard let begin = source.range(of: beginMarker), let end = source.range(of: endMarker) else {
-            throw TimedOut(description: "the snippet markers are missing from \(#filePath)")
-        }
-        return String(source[begin.upperBound..<end.lowerBound])
-    }
-
-    static var documentation: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/pairing.md")
-    }
-}

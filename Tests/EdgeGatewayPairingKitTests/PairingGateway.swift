@@ -8,8 +8,10 @@ import EdgePairing
 import EdgeReplication
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Hummingbird
 import HummingbirdTesting
+import ListenerUsersFile
 import Logging
 
 var testLogger: Logger {
@@ -54,32 +56,14 @@ struct PairingGateway {
     }
 
     func configuration() throws -> GatewayConfiguration {
-        try ConfigurationLoader.parse(
-            toml: """
-                [node]
-                name = "\(Self.nodeName)"
-                data_dir = "\(directory.appendingPathComponent("data").path)"
-
-                [ops]
-                address = "127.0.0.1"
-                port = 0
-
-                [[database]]
-                name = "inventory"
-
-                [[listener]]
-                name = "lan"
-                interface = "127.0.0.1"
-                port = \(listenerPort)
-                tls = "self-signed"
-                auth = "basic"
-                users_file = "\(directory.appendingPathComponent("users.toml").path)"
-                databases = ["inventory"]
-                """,
-            source: "test",
-            environment: [:],
-            overrides: ConfigurationOverrides()
-        )
+        try GatewayTOML(
+            name: Self.nodeName, dataDirectory: directory.appendingPathComponent("data").path,
+            listeners: [
+                GatewayTOML.listener(
+                    port: listenerPort, tls: "self-signed", auth: "basic",
+                    usersFile: directory.appendingPathComponent("users.toml").path)
+            ]
+        ).configuration()
     }
 
     /// Runs the gateway while `body` runs; `body` is given the pairing payload the gateway publishes.
@@ -189,33 +173,14 @@ struct PairedUpstreamGateway {
     }
 
     func configuration(pairing: String) throws -> GatewayConfiguration {
-        try ConfigurationLoader.parse(
-            toml: """
-                [node]
-                name = "upstream-b"
-                data_dir = "\(directory.appendingPathComponent("data").path)"
-
-                [ops]
-                address = "127.0.0.1"
-                port = 0
-
-                [[database]]
-                name = "inventory"
-
-                [[upstream]]
-                name = "paired"
-                database = "inventory"
-                pairing = "\(pairing)"
-                type = "push"
-                continuous = true
-                max_attempt_wait = "1s"
-                username = "\(PairingGateway.user)"
-                password_file = "\(directory.appendingPathComponent("password").path)"
-                """,
-            source: "test",
-            environment: [:],
-            overrides: ConfigurationOverrides()
-        )
+        try GatewayTOML(
+            name: "upstream-b", dataDirectory: directory.appendingPathComponent("data").path,
+            upstreams: [
+                GatewayTOML.upstream(name: "paired", pairing: pairing, type: "push").setting("max_attempt_wait", "1s")
+                    .setting("username", .string(PairingGateway.user)).setting(
+                        "password_file", .string(directory.appendingPathComponent("password").path))
+            ]
+        ).configuration()
     }
 
     /// Saves `docID` in the gateway's `inventory` before it starts, as `edge-gateway docs put` would.

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import Logging
 import Testing

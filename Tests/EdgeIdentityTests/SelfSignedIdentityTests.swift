@@ -1,4 +1,5 @@
 import Crypto
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import Foundation
 import Logging

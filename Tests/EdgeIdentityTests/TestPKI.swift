@@ -1,4 +1,5 @@
 import Crypto
+import EdgeGatewayTestSupport
 import EdgeIdentity
 import Foundation
 import X509
@@ -74,50 +75,5 @@ enum TestPKI {
             issuerPrivateKey: .init(issuer?.privateKey ?? key)
         )
         return TestCertificate(certificate: certificate, privateKey: key)
-    }
-}
-
-/// A directory removed when the test that made it ends.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        self.path =
-            FileManager.default.temporaryDirectory
-            .appendingPathComponent("edge-identity-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: self.path, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: self.path)
-    }
-
-    func path(_ name: String) -> String {
-        "\(self.path)/\(name)"
-    }
-
-    @discardableResult
-    func write(_ contents: String, to name: String) throws -> String {
-        try self.write(Array(contents.utf8), to: name)
-    }
-
-    @discardableResult
-    func write(_ contents: [UInt8], to name: String) throws -> String {
-        let path = self.path(name)
-        try Data(contents).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    func read(_ name: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: URL(fileURLWithPath: self.path(name))))
-    }
-
-    func permissions(of name: String) throws -> Int {
-        let attributes = try FileManager.default.attributesOfItem(atPath: self.path(name))
-        return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
-    }
-
-    func setPermissions(_ mode: Int, of name: String) throws {
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: self.path(name))
     }
 }

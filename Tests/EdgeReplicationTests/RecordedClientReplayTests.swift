@@ -163,9 +163,7 @@ struct RecordedClientConnection: Sendable {
     /// Error codes of the recorded peer's error replies, by request number.
     var recordedErrorCodes: [UInt64: Int]
 
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("BLIPCodecTests/Fixtures/cbl-3.2.4")
+    static let directory = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4")
 
     /// The connections of a transcript that upgraded, in recorded order.
     static func load(_ fileName: String) throws -> [RecordedClientConnection] {

@@ -17,9 +17,7 @@ import UpstreamStandIns
 struct StrictUpstreamTests {
     /// The recorded Couchbase Lite 3.2.4 upgrade requests (the repository's copies of the fixtures).
     static func recordedRequestHeads() throws -> [String] {
-        let directory = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("BLIPCodecTests/Fixtures/cbl-3.2.4")
+        let directory = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4")
         var heads: [String] = []
         for name in ["push-oneshot", "auth-fail", "pull-oneshot"] {
             let text = try String(contentsOf: directory.appendingPathComponent("\(name).jsonl"), encoding: .utf8)

@@ -1,5 +1,7 @@
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import SyncIdentifiers
 import Testing
 
@@ -41,22 +43,18 @@ struct BadNetworkTests {
     static func startPair(in lab: BadNetworkLab, heartbeat: String) async throws -> Pair {
         var hub = try GatewayProcess(
             directory: lab.root.appendingPathComponent("hub"),
-            network: .init(namespace: lab.b.namespace, address: lab.b.address),
-            listenerSettings: "heartbeat = \"\(heartbeat)\"")
+            network: .init(namespace: lab.b.namespace, address: lab.b.address)
+        ) { $0.listeners[0]["heartbeat"] = .string(heartbeat) }
         try await hub.start()
         var edge = try GatewayProcess(
             directory: lab.root.appendingPathComponent("edge"),
-            network: .init(namespace: lab.a.namespace, address: lab.a.address),
-            extraConfiguration: """
-                [[upstream]]
-                name = "hub"
-                database = "inventory"
-                url = "\(hub.url)"
-                type = "push-and-pull"
-                continuous = true
-                heartbeat = "\(heartbeat)"
-                max_attempt_wait = "30s"
-                """)
+            network: .init(namespace: lab.a.namespace, address: lab.a.address)
+        ) {
+            var upstream = GatewayTOML.upstream(url: hub.url)
+            upstream["heartbeat"] = .string(heartbeat)
+            upstream["max_attempt_wait"] = "30s"
+            $0.upstreams = [upstream]
+        }
         do {
             try await edge.start()
         } catch {

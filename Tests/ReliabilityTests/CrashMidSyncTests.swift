@@ -1,4 +1,5 @@
 import Crypto
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Logging

@@ -1,6 +1,7 @@
 import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Logging
 import SyncIdentifiers
 import Testing
@@ -102,16 +103,12 @@ struct DiskFullTests {
             try database.close()
         }
         var client = try GatewayProcess(
-            directory: clientDirectory,
-            extraConfiguration: """
-                [[upstream]]
-                name = "edge"
-                database = "inventory"
-                url = "\(gateway.url)"
-                type = "push"
-                continuous = true
-                max_attempt_wait = "1s"
-                """)
+            directory: clientDirectory
+        ) {
+            var upstream = GatewayTOML.upstream(name: "edge", url: gateway.url, type: "push")
+            upstream["max_attempt_wait"] = "1s"
+            $0.upstreams = [upstream]
+        }
         // The client's listener is unused; it only needs a port of its own.
         try await client.start()
         defer { _ = client.terminate() }

@@ -1,3 +1,4 @@
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
 import Synchronization

@@ -18,7 +18,7 @@ struct LoadTests {
     static let soakSeconds = ReliabilityScale.integer("RELIABILITY_SOAK_SECONDS", default: 60)
 
     static var loadGenerator: URL {
-        GatewayProcess.binary.deletingLastPathComponent().appendingPathComponent("LoadGenerator")
+        EdgeGatewayExecutable.url.deletingLastPathComponent().appendingPathComponent("LoadGenerator")
     }
 
     @Test("every client receives every other client's documents; fan-out latency, RSS and descriptors are recorded")
@@ -26,8 +26,8 @@ struct LoadTests {
         let root = try reliabilityDirectory("load")
         defer { try? FileManager.default.removeItem(at: root) }
         var gateway = try GatewayProcess(
-            directory: root.appendingPathComponent("gateway"),
-            listenerSettings: "max_connections = \(Self.clientCount + 100)")
+            directory: root.appendingPathComponent("gateway")
+        ) { $0.listeners[0]["max_connections"] = .integer(Self.clientCount + 100) }
         try await gateway.start()
         defer { _ = gateway.terminate() }
         let gatewayPID = try #require(gateway.process?.processIdentifier)

@@ -1,7 +1,9 @@
 import Crypto
 import EdgeGatewayApp
+import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import GatewayConfigurationFile
 import Logging
 import ReplicationProtocol
 import SyncIdentifiers
@@ -50,27 +52,21 @@ struct UpstreamCrashTests {
         }
     }
 
-    static func upstreamBlock(hub: GatewayProcess, type: String, continuous: Bool) -> String {
+    static func upstream(to hub: GatewayProcess, type: String, continuous: Bool) -> GatewayTOML.Table {
         // No `remote_uuid`: the edge generates one and keeps it in its store, which is part of what must survive
         // the kill for the checkpoint to be found again. A short back-off cap: a connection that fails on a loaded
         // machine is retried while the test waits, not minutes later.
-        """
-        [[upstream]]
-        name = "\(upstreamName)"
-        database = "inventory"
-        url = "\(hub.url)"
-        type = "\(type)"
-        continuous = \(continuous)
-        max_attempt_wait = "2s"
-        """
+        var upstream = GatewayTOML.upstream(name: upstreamName, url: hub.url, type: type, continuous: continuous)
+        upstream["max_attempt_wait"] = "2s"
+        return upstream
     }
 
     static func startPair(root: URL, direction: Direction) async throws -> Pair {
         var hub = try GatewayProcess(directory: root.appendingPathComponent("hub"))
         try await hub.start()
         var edge = try GatewayProcess(
-            directory: root.appendingPathComponent("edge"),
-            extraConfiguration: upstreamBlock(hub: hub, type: direction.rawValue, continuous: true))
+            directory: root.appendingPathComponent("edge")
+        ) { $0.upstreams = [upstream(to: hub, type: direction.rawValue, continuous: true)] }
         do {
             try await edge.start()
             let hubDatabase = try await DocumentStore(dataDirectory: hub.dataDirectory).database(named: "inventory")
@@ -332,8 +328,8 @@ struct UpstreamCrashTests {
         defer { try? hubDatabase.close() }
         // One-shot: each start of the edge is one attempt at the download.
         var edge = try GatewayProcess(
-            directory: root.appendingPathComponent("edge"),
-            extraConfiguration: Self.upstreamBlock(hub: hub, type: "pull", continuous: false))
+            directory: root.appendingPathComponent("edge")
+        ) { $0.upstreams = [Self.upstream(to: hub, type: "pull", continuous: false)] }
         defer { _ = edge.terminate() }
         let blobs = edge.dataDirectory.appendingPathComponent("databases/inventory.blobs")
         let temporary = blobs.appendingPathComponent("tmp")

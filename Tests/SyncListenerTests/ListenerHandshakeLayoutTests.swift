@@ -11,9 +11,7 @@ import Testing
 struct ListenerHandshakeLayoutTests {
     /// The recorded LiteCore 3.2.4 `101` response heads.
     static func recordedResponseHeads() throws -> [String] {
-        let directory = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("BLIPCodecTests/Fixtures/cbl-3.2.4")
+        let directory = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4")
         let text = try String(contentsOf: directory.appendingPathComponent("push-oneshot.jsonl"), encoding: .utf8)
         return try text.split(separator: "\n").compactMap { line in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]

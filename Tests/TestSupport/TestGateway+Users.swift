@@ -1,6 +1,7 @@
 import EdgeConfig
 import EdgeCredentials
 import Foundation
+import ListenerUsersFile
 
 extension TestGateway {
     /// A users file with alice (password "s3cret"), written once for every test that authenticates.

@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeGatewayApp
 import EdgeStore
 import Foundation
 import Logging
@@ -80,10 +81,12 @@ package struct TestGateway {
         }
         let store = try DocumentStore(dataDirectory: directory.appendingPathComponent("databases"))
         let environment = SyncListener.Environment(
-            store: store, databases: [DatabaseSettings(name: databaseName, collections: collections)],
-            dataDirectory: directory.path, nodeName: "test-node", serverVersion: "0.0.0-test",
+            store: store, dataDirectory: directory.path, nodeName: "test-node", serverVersion: "0.0.0-test",
             handshakeTimeout: handshakeTimeout, passwordVerificationLimit: passwordVerificationLimit)
-        let listener = try SyncListener(settings: settings, environment: environment, logger: logger)
+        let configuration = try SyncListener.Configuration(
+            settings, databases: [DatabaseSettings(name: databaseName, collections: collections)],
+            dataDirectory: directory.path)
+        let listener = try SyncListener(configuration: configuration, environment: environment, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await listener.run() }
             guard let port = await listener.boundPort() else { throw TimedOut(what: "the listener to bind") }

@@ -204,7 +204,7 @@ def decode_qr(path):
     return [result.text for result in results]
 
 
-def run(gateway, artifacts, work):
+def run(gateway, config_writer, artifacts, work):
     def edge_gateway(*arguments, **options):
         completed = subprocess.run([gateway, *arguments], capture_output=True, text=True, **options)
         if completed.returncode != 0:
@@ -218,37 +218,20 @@ def run(gateway, artifacts, work):
     os.chmod(password_file, 0o600)
     users_file = os.path.join(work, "users.toml")
     edge_gateway("users", "add", USER, "--file", users_file, "--password-file", password_file)
-    config = os.path.join(work, "gateway.toml")
-    with open(config, "w") as file:
-        file.write(f"""[node]
-name = "Browser test site"
-data_dir = "{work}/gateway-data"
+    def write_configuration(path, *arguments):
+        completed = subprocess.run([config_writer, *arguments], capture_output=True, text=True)
+        if completed.returncode != 0:
+            raise Failure(f"GatewayConfigWriter {' '.join(arguments)} failed: {completed.stderr}")
+        with open(path, "w") as file:
+            file.write(completed.stdout)
+        return path
 
-[ops]
-address = "127.0.0.1"
-port = {ops_port}
-
-[[database]]
-name = "inventory"
-
-[[listener]]
-name = "lan"
-interface = "127.0.0.1"
-port = {listener_port}
-tls = "self-signed"
-auth = "basic"
-users_file = "{users_file}"
-databases = ["inventory"]
-""")
-    device_config = os.path.join(work, "device.toml")
-    with open(device_config, "w") as file:
-        file.write(f"""[node]
-name = "device"
-data_dir = "{work}/device-data"
-
-[[database]]
-name = "inventory"
-""")
+    config = write_configuration(
+        os.path.join(work, "gateway.toml"), "--name", "Browser test site", "--data-dir", f"{work}/gateway-data",
+        "--ops-port", str(ops_port), "--listener-port", str(listener_port), "--tls", "self-signed",
+        "--auth", "basic", "--users-file", users_file)
+    device_config = write_configuration(
+        os.path.join(work, "device.toml"), "--name", "device", "--data-dir", f"{work}/device-data")
     for index in range(DOCUMENTS):
         edge_gateway("docs", "put", "--config", device_config, "--db", "inventory", f"item-{index}",
                      json.dumps({"item": index, "note": "never shown on the status page"}))
@@ -368,13 +351,15 @@ name = "inventory"
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gateway", required=True, help="the edge-gateway executable")
+    parser.add_argument("--config-writer", required=True, help="the GatewayConfigWriter executable")
     parser.add_argument("--artifacts", required=True, help="directory for screenshots, DOM and logs")
     arguments = parser.parse_args()
     os.makedirs(arguments.artifacts, exist_ok=True)
     work = tempfile.mkdtemp(prefix="status-page-browser-")
     started = time.monotonic()
     try:
-        run(os.path.abspath(arguments.gateway), os.path.abspath(arguments.artifacts), work)
+        run(os.path.abspath(arguments.gateway), os.path.abspath(arguments.config_writer),
+            os.path.abspath(arguments.artifacts), work)
     except Failure as failure:
         print(f"status page browser test FAILED: {failure}", file=sys.stderr)
         print(f"artifacts in {arguments.artifacts}", file=sys.stderr)

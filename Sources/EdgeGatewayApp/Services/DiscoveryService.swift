@@ -1,5 +1,6 @@
 import EdgeConfig
 import EdgeDiscovery
+import EdgeIdentity
 import EdgePairing
 import Logging
 import ReplicationProtocol
@@ -19,13 +20,18 @@ final class DiscoveryService: Service, HealthReporting {
         case stopped
     }
 
-    let listeners: [SyncListener]
+    /// A listener with `dns_sd = true`, and how it is advertised.
+    struct AdvertisedListener {
+        let listener: SyncListener
+        let discovery: ServiceDiscoverySettings
+    }
+
+    let listeners: [AdvertisedListener]
     let nodeID: NodeID
     let logger: Logger
     private let state = Mutex<State>(.preparing)
 
-    /// `listeners` are those with service discovery on.
-    init(listeners: [SyncListener], nodeID: NodeID, logger: Logger) {
+    init(listeners: [AdvertisedListener], nodeID: NodeID, logger: Logger) {
         self.listeners = listeners
         self.nodeID = nodeID
         self.logger = logger
@@ -82,17 +88,17 @@ final class DiscoveryService: Service, HealthReporting {
 
     private func currentAdvertisements() async -> [ServiceAdvertisement] {
         var advertisements: [ServiceAdvertisement] = []
-        for listener in listeners {
-            guard let port = await listener.boundPort() else {
+        for advertised in listeners {
+            guard let port = await advertised.listener.boundPort() else {
                 // The listener failed to start; its own health entry says why.
                 continue
             }
             do {
-                advertisements.append(try advertisement(for: listener, port: port))
+                advertisements.append(try advertisement(for: advertised, port: port))
             } catch {
                 logger.warning(
                     "listener not advertised",
-                    metadata: ["listener": "\(listener.settings.name)", "reason": "\(error)"])
+                    metadata: ["listener": "\(advertised.listener.configuration.name)", "reason": "\(error)"])
             }
         }
         return advertisements
@@ -101,13 +107,12 @@ final class DiscoveryService: Service, HealthReporting {
     /// The TXT records let a browsing app choose and trust a gateway before connecting: which node, which
     /// databases, whether to use `wss://` and which certificate to pin (as in a pairing payload), and which
     /// replication protocol it speaks.
-    func advertisement(for listener: SyncListener, port: Int) throws -> ServiceAdvertisement {
-        guard let discovery = listener.settings.serviceDiscovery else {
-            throw DiscoveryError.invalidAdvertisement("dns_sd is off")
-        }
+    func advertisement(for advertised: AdvertisedListener, port: Int) throws -> ServiceAdvertisement {
+        let listener = advertised.listener
+        let discovery = advertised.discovery
         var txt = [
             TXTEntry(key: "id", value: nodeID.description),
-            TXTEntry(key: "db", value: listener.settings.databases.joined(separator: ",")),
+            TXTEntry(key: "db", value: listener.configuration.databases.map(\.name).joined(separator: ",")),
             TXTEntry(key: "tls", value: listener.identity == nil ? "off" : "on"),
         ]
         if let identity = listener.identity {

@@ -7,7 +7,7 @@ struct ListenerHealth: HealthReporting {
     func healthReports() async -> [ComponentHealth] {
         var reports: [ComponentHealth] = []
         for listener in listeners {
-            reports.append(ComponentHealth(status: await listener.status(), tls: listener.settings.tls.isEnabled))
+            reports.append(ComponentHealth(status: await listener.status(), tls: listener.configuration.tls.isEnabled))
         }
         return reports
     }

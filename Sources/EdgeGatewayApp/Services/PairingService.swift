@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeIdentity
 import EdgePairing
 import Logging
 import NetworkInterfaces
@@ -45,7 +46,7 @@ struct PairingService: Service {
         for listener in listeners where listener.identity == nil {
             logger.notice(
                 "listener has TLS off: there is no certificate digest to pair with",
-                metadata: ["listener": "\(listener.settings.name)"])
+                metadata: ["listener": "\(listener.configuration.name)"])
         }
         try? await gracefulShutdown()
     }
@@ -55,9 +56,9 @@ struct PairingService: Service {
         var entries: [Entry] = []
         for listener in listeners {
             guard let identity = listener.identity, let port = await listener.boundPort() else { continue }
-            let addresses = InterfaceAddress.reachableAddresses(forListenerInterface: listener.settings.interface)
+            let addresses = InterfaceAddress.reachableAddresses(forListenerInterface: listener.configuration.interface)
                 .map(\.description)
-            for database in listener.settings.databases {
+            for database in listener.configuration.databases.map(\.name) {
                 do {
                     let payload = try PairingPayload(
                         identity: identity,
@@ -69,7 +70,7 @@ struct PairingService: Service {
                     )
                     entries.append(
                         Entry(
-                            listener: listener.settings.name,
+                            listener: listener.configuration.name,
                             database: database,
                             payload: payload.uriString,
                             sha256: payload.sha256ColonHex
@@ -79,7 +80,8 @@ struct PairingService: Service {
                     logger.warning(
                         "no pairing payload",
                         metadata: [
-                            "listener": "\(listener.settings.name)", "database": "\(database)", "reason": "\(error)",
+                            "listener": "\(listener.configuration.name)", "database": "\(database)",
+                            "reason": "\(error)",
                         ]
                     )
                 }

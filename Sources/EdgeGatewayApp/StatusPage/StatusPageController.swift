@@ -1,4 +1,5 @@
 import EdgeConfig
+import EdgeIdentity
 import Hummingbird
 import SyncListener
 

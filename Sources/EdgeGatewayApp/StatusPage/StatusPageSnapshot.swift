@@ -43,10 +43,10 @@ extension StatusPageSnapshot {
             listenerViews.append(
                 Listener(
                     status: status,
-                    urls: urls(of: listener.settings, boundPort: status.boundPort),
+                    urls: urls(of: listener.configuration, boundPort: status.boundPort),
                     certificateSHA256: listener.identity?.sha256Fingerprint.colonHex,
-                    authentication: describe(listener.settings.authentication),
-                    maxConnections: listener.settings.maxConnections))
+                    authentication: describe(listener.configuration.authentication),
+                    maxConnections: listener.configuration.maxConnections))
         }
         let health = await monitor.report()
         var upstreamReports: [StatusController.UpstreamReport] = []
@@ -65,25 +65,25 @@ extension StatusPageSnapshot {
             listeners: listenerViews,
             upstreams: upstreamReports,
             pairing: await pairing?.entries() ?? [],
-            listenersWithoutTLS: listeners.filter { $0.identity == nil }.map(\.settings.name),
+            listenersWithoutTLS: listeners.filter { $0.identity == nil }.map(\.configuration.name),
             takenAt: Date())
     }
 
     /// The URLs a device would be configured with: one per address a device can dial (as pairing payloads list
     /// them) and served database. Empty while the listener is not bound, or when it has no such address.
-    static func urls(of settings: ListenerSettings, boundPort: Int?) -> [String] {
+    static func urls(of listener: SyncListener.Configuration, boundPort: Int?) -> [String] {
         guard let port = boundPort else { return [] }
-        let scheme = settings.tls.isEnabled ? "wss" : "ws"
-        let hosts = InterfaceAddress.reachableAddresses(forListenerInterface: settings.interface).map { address in
+        let scheme = listener.tls.isEnabled ? "wss" : "ws"
+        let hosts = InterfaceAddress.reachableAddresses(forListenerInterface: listener.interface).map { address in
             address.family == .ipv6 ? "[\(address.description)]" : address.description
         }
         return hosts.flatMap { host in
             // Database names are letters, digits, '-' and '_': nothing to percent-encode.
-            settings.databases.map { database in "\(scheme)://\(host):\(port)/\(database)" }
+            listener.databases.map { database in "\(scheme)://\(host):\(port)/\(database.name)" }
         }
     }
 
-    static func describe(_ authentication: ListenerAuthentication) -> String {
+    static func describe(_ authentication: SyncListener.Authentication) -> String {
         switch authentication {
         case .none: "none: anyone who reaches the port"
         case .basic: "user name and password"

@@ -1,57 +1,32 @@
+import EdgeGatewayTestSupport
 import EdgePairing
 import Foundation
+import GatewayConfigurationFile
 
-/// The `edge-gateway` binary built next to this test bundle.
-enum EdgeGatewayExecutable {
-    static var path: String {
-        // `swift test` runs the test bundle from the products directory, where the executable is built too.
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("edge-gateway").path
-    }
-}
-
-/// A gateway's files for one test: configuration, data directory and log.
-struct GatewayFiles {
-    let directory: URL
-    var configuration: URL { directory.appendingPathComponent("gateway.toml") }
-    var dataDirectory: URL { directory.appendingPathComponent("data") }
-    var log: URL { directory.appendingPathComponent("gateway.log") }
-
-    /// A TLS listener on every address and a port the system picks, advertised with DNS-SD; `tls` replaces
-    /// the listener's generated identity (the `tls = …` lines).
-    init(
-        directory: URL, opsPort: Int, serviceType: String, instanceName: String,
-        tls: String = "tls = \"self-signed\""
-    ) throws {
-        self.directory = directory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try """
-        [node]
-        name = "lab-gateway"
-        data_dir = "\(dataDirectory.path)"
-
-        [ops]
-        address = "127.0.0.1"
-        port = \(opsPort)
-
-        [[database]]
-        name = "inventory"
-
-        [[listener]]
-        name = "lan"
-        interface = "0.0.0.0"
-        port = 0
-        \(tls)
-        auth = "none"
-        databases = ["inventory"]
-        dns_sd = true
-        dns_sd_type = "\(serviceType)"
-        dns_sd_name = "\(instanceName)"
-        """.write(to: configuration, atomically: true, encoding: .utf8)
-    }
-
-    var logText: String {
-        (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+extension GatewayProcess {
+    /// A gateway whose TLS listener, on every address and a port the system picks, is advertised with DNS-SD as
+    /// `instanceName` of `serviceType`: in `node`'s namespace, on its D-Bus, or on the host's loopback with the
+    /// D-Bus `bus` (a path where no avahi-daemon listens).
+    static func advertised(
+        directory: URL, in node: NamespaceLab.Node? = nil, bus: String? = nil, opsPort: Int? = nil,
+        serviceType: String, instanceName: String,
+        listener configureListener: (inout GatewayTOML.Table) -> Void = {
+            _ in
+        }
+    ) throws -> GatewayProcess {
+        try GatewayProcess(
+            directory: directory, network: node.map { .init(namespace: $0.namespace, address: $0.address) },
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": node?.busAddress ?? bus ?? ""].filter { !$0.value.isEmpty }
+        ) { file in
+            file.node["name"] = "lab-gateway"
+            if let opsPort { file.ops?["port"] = .integer(opsPort) }
+            var listener = GatewayTOML.listener(interface: "0.0.0.0", tls: "self-signed")
+            listener["dns_sd"] = true
+            listener["dns_sd_type"] = .string(serviceType)
+            listener["dns_sd_name"] = .string(instanceName)
+            configureListener(&listener)
+            file.listeners = [listener]
+        }
     }
 
     /// The pairing payload the gateway logs once its listener is bound: it carries the real port, the

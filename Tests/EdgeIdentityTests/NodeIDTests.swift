@@ -1,4 +1,4 @@
-import EdgeConfig
+import EdgeIdentity
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import EdgeConfig
 import EdgeCredentials
 import Foundation
 

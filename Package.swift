@@ -187,6 +187,13 @@ let package = Package(
         // serialisation, Fleece-style deltas, and the one body scan (validity, blob digests, plainness).
         .target(name: "SyncJSON"),
 
+        // CBMobile_4's versions: hybrid logical vectors, their wire forms and comparison, and the clock that stamps
+        // this node's versions.
+        .target(
+            name: "VersionVectors",
+            dependencies: ["SyncIdentifiers"]
+        ),
+
         // One flush for the writes queued on an event loop together: replication sends many small messages.
         .target(
             name: "FlushCoalescing",
@@ -570,6 +577,10 @@ let package = Package(
         .testTarget(
             name: "HexEncodingTests",
             dependencies: ["HexEncoding"]
+        ),
+        .testTarget(
+            name: "VersionVectorsTests",
+            dependencies: ["VersionVectors", "SyncIdentifiers"]
         ),
         .testTarget(
             name: "SyncIdentifiersTests",

@@ -1,0 +1,165 @@
+import SyncIdentifiers
+
+/// A document's hybrid logical vector (spec §4.6): the current version, merge versions (none, or two and more,
+/// when the current version merged concurrent ones) and previous versions, each source at most once. A document
+/// written before it had a vector keeps its rev-tree history behind the vector, older than every version, as
+/// LiteCore's `VersionVecWithLegacy` and Sync Gateway's `history` do.
+public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
+    public let current: Version
+    public let merge: [Version]
+    public let previous: [Version]
+    /// Rev-tree revisions older than every version, newest first.
+    public let legacy: [RevisionID]
+
+    public init(current: Version, merge: [Version] = [], previous: [Version] = [], legacy: [RevisionID] = [])
+        throws(InvalidVersion.Reason)
+    {
+        guard merge.count != 1 else { throw .loneMergeVersion }
+        var sources: Set<SourceID> = []
+        for version in [current] + merge + previous where !sources.insert(version.source).inserted {
+            throw .repeatedSource(version.source)
+        }
+        self.current = current
+        self.merge = merge
+        self.previous = previous
+        self.legacy = legacy
+    }
+
+    /// Parses a whole vector as a `proposeChanges` row carries it: `cv[, mv…][; pv…]`, with optional spaces after
+    /// the delimiters and rev-tree IDs after the last version.
+    public init(_ text: String) throws(InvalidVersion) {
+        let parts = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        do throws(InvalidVersion.Reason) {
+            let head = try Self.entries(parts[0])
+            guard case .version(let current)? = head.first else { throw .emptyVector }
+            let tail = parts.count > 1 ? try Self.entries(parts[1]) : []
+            try self.init(current: current, rest: Array(head.dropFirst()), previous: tail)
+        } catch {
+            throw InvalidVersion(text: text, reason: error)
+        }
+    }
+
+    /// A vector from a `rev` message's `rev` (the current version) and `history` (`mv…;pv…` or `pv…`; nil or
+    /// empty for a vector of one version).
+    public init(revision: String, history: String?) throws(InvalidVersion) {
+        let current = try Version(revision)
+        guard let history, !history.isEmpty else {
+            try self.init(checking: history ?? "", current: current, rest: [], previous: [])
+            return
+        }
+        let parts = history.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        do throws(InvalidVersion.Reason) {
+            if parts.count > 1 {
+                try self.init(current: current, rest: try Self.entries(parts[0]), previous: try Self.entries(parts[1]))
+            } else {
+                try self.init(current: current, rest: [], previous: try Self.entries(parts[0]))
+            }
+        } catch {
+            throw InvalidVersion(text: history, reason: error)
+        }
+    }
+
+    private init(checking text: String, current: Version, rest: [Entry], previous: [Entry]) throws(InvalidVersion) {
+        do throws(InvalidVersion.Reason) {
+            try self.init(current: current, rest: rest, previous: previous)
+        } catch {
+            throw InvalidVersion(text: text, reason: error)
+        }
+    }
+
+    /// `rest` follows the current version before the `;`: merge versions. Legacy revisions may end either part.
+    private init(current: Version, rest: [Entry], previous: [Entry]) throws(InvalidVersion.Reason) {
+        let all = rest + previous
+        let versionCount = all.prefix { if case .version = $0 { true } else { false } }.count
+        var legacy: [RevisionID] = []
+        for entry in all[versionCount...] {
+            guard case .legacy(let revision) = entry else { throw .legacyRevisionBeforeVersion }
+            legacy.append(revision)
+        }
+        let merge = rest.prefix(versionCount).compactMap(\.version)
+        let previousVersions = all.prefix(versionCount).dropFirst(merge.count).compactMap(\.version)
+        try self.init(current: current, merge: merge, previous: previousVersions, legacy: legacy)
+    }
+
+    private enum Entry {
+        case version(Version)
+        case legacy(RevisionID)
+
+        var version: Version? {
+            if case .version(let version) = self { version } else { nil }
+        }
+    }
+
+    /// The comma-separated entries of one part; empty for an empty or blank part (a trailing `;`).
+    private static func entries(_ part: Substring) throws(InvalidVersion.Reason) -> [Entry] {
+        let trimmed = part.trimmingSpaces
+        guard !trimmed.isEmpty else { return [] }
+        var entries: [Entry] = []
+        for item in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
+            let text = item.trimmingSpaces
+            if text.contains("@") {
+                do throws(InvalidVersion) {
+                    entries.append(.version(try Version(text)))
+                } catch {
+                    throw error.reason
+                }
+            } else {
+                do throws(InvalidRevisionID) {
+                    entries.append(.legacy(try RevisionID(String(text))))
+                } catch {
+                    throw .invalidLegacyRevision(error.reason)
+                }
+            }
+        }
+        return entries
+    }
+
+    /// The vector as `proposeChanges` sends it: `cv, mv…; pv…`, the part after `;` left out when empty.
+    public var description: String {
+        let head = ([current] + merge).map(\.description).joined(separator: ", ")
+        let tail = previous.map(\.description) + legacy.map(\.description)
+        return tail.isEmpty ? head : head + "; " + tail.joined(separator: ", ")
+    }
+
+    /// The `history` property of a `rev` carrying this vector; nil for a vector of one version.
+    public var history: String? {
+        let tail = (previous.map(\.description) + legacy.map(\.description)).joined(separator: ", ")
+        if merge.isEmpty { return tail.isEmpty ? nil : tail }
+        return merge.map(\.description).joined(separator: ", ") + "; " + tail
+    }
+
+    /// Every version, the current one first.
+    public var versions: [Version] { [current] + merge + previous }
+
+    /// Whether this vector has seen `version`: it holds an entry of that source at that time or later.
+    public func covers(_ version: Version) -> Bool {
+        versions.contains { $0.source == version.source && $0.timestamp >= version.timestamp }
+    }
+
+    public enum Comparison: Sendable, Equatable {
+        case same
+        /// This vector has seen the other's current version: it descends from it.
+        case newer
+        case older
+        /// Neither has seen the other's current version.
+        case conflicting
+    }
+
+    /// How this vector relates to `other`, by their current versions, as Sync Gateway's `CheckProposedVersion`
+    /// and LiteCore's vector comparison decide it.
+    public func compare(to other: HybridLogicalVector) -> Comparison {
+        if current == other.current { return .same }
+        if covers(other.current) { return .newer }
+        if other.covers(current) { return .older }
+        return .conflicting
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        guard let first = firstIndex(where: { $0 != " " }), let last = lastIndex(where: { $0 != " " }) else {
+            return ""
+        }
+        return self[first...last]
+    }
+}

@@ -1,0 +1,40 @@
+/// One version of a document (spec §4.6, WIRE-NOTES §4): `<hex timestamp>@<source ID>`, the hybrid-logical-clock
+/// time (nanoseconds since 1970, the low 16 bits a counter) at which `source` wrote it.
+public struct Version: Hashable, Sendable, CustomStringConvertible {
+    public let timestamp: UInt64
+    public let source: SourceID
+
+    public init(timestamp: UInt64, source: SourceID) {
+        self.timestamp = timestamp
+        self.source = source
+    }
+
+    /// Parses `<1 to 16 hex digits>@<22 base64 characters>`. Hex digits of either case are accepted; they are
+    /// written lowercase.
+    public init(_ text: Substring) throws(InvalidVersion) {
+        do throws(InvalidVersion.Reason) {
+            guard let at = text.firstIndex(of: "@") else { throw .missingSeparator }
+            let hex = text[..<at]
+            guard !hex.isEmpty, hex.utf8.allSatisfy(\.isHexDigit) else { throw .timestampNotHex }
+            guard hex.utf8.count <= 16, let timestamp = UInt64(hex, radix: 16) else { throw .timestampTooLong }
+            guard timestamp > 0 else { throw .timestampZero }
+            self.init(timestamp: timestamp, source: try SourceID(text[text.index(after: at)...]))
+        } catch {
+            throw InvalidVersion(text: String(text), reason: error)
+        }
+    }
+
+    public init(_ text: String) throws(InvalidVersion) {
+        try self.init(Substring(text))
+    }
+
+    public var description: String {
+        String(timestamp, radix: 16) + "@" + source.description
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x61...0x66).contains(self) || (0x41...0x46).contains(self)
+    }
+}

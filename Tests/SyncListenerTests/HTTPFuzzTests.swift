@@ -150,8 +150,8 @@ struct HTTPFuzzTests {
                 #expect(!statuses.keys.contains { $0 >= 500 }, "a mutated request made the node fail: \(statuses)")
                 // The node is up and the bystander was not disturbed.
                 try await ListenerResourceLimitTests.expectAnswered(by: bystander)
-                for _ in 0..<100 where await gateway.listener.status().activeConnections > 1 {
-                    try await Task.sleep(for: .milliseconds(100))
+                try await eventually("only the bystander's connection left") {
+                    await gateway.listener.status().activeConnections <= 1
                 }
                 #expect(await gateway.listener.status().activeConnections == 1)
             }

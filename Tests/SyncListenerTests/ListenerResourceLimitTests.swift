@@ -190,8 +190,8 @@ struct ListenerResourceLimitTests {
                     "\(String(describing: closeFrame))")
                 // Counted as the listener's side of the connection ends, which may be just after the close frame.
                 let counters = try #require(gateway.listener.databaseReplicationCounters["db"])
-                for _ in 0..<50 where counters.errors(of: .protocol) == 0 {
-                    try await Task.sleep(for: .milliseconds(20))
+                try await eventually("the oversized message counted as a protocol error") {
+                    counters.errors(of: .protocol) > 0
                 }
                 #expect(counters.errors(of: .protocol) == 1)
                 #expect(counters.errors(of: .network) == 0)

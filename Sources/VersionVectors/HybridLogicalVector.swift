@@ -43,10 +43,8 @@ public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
     /// empty for a vector of one version).
     public init(revision: String, history: String?) throws(InvalidVersion) {
         let current = try Version(revision)
-        guard let history, !history.isEmpty else {
-            try self.init(checking: history ?? "", current: current, rest: [], previous: [])
-            return
-        }
+        // An absent history reads as an empty one: no entries before or after the `;`.
+        let history = history ?? ""
         let parts = history.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
         do throws(InvalidVersion.Reason) {
             if parts.count > 1 {
@@ -56,14 +54,6 @@ public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
             }
         } catch {
             throw InvalidVersion(text: history, reason: error)
-        }
-    }
-
-    private init(checking text: String, current: Version, rest: [Entry], previous: [Entry]) throws(InvalidVersion) {
-        do throws(InvalidVersion.Reason) {
-            try self.init(current: current, rest: rest, previous: previous)
-        } catch {
-            throw InvalidVersion(text: text, reason: error)
         }
     }
 

@@ -6,11 +6,11 @@
 /// `proposeChanges` requests with body `[]`, empty `rev` replies, checkpoint, `subChanges`,
 /// `getCollections` and `getAttachment` requests, and error replies all go uncompressed. Compression is
 /// a per-frame choice, so peers must accept either way; this only mirrors LiteCore's choices.
-public enum BLIPCompressionRule {
+package enum BLIPCompressionRule {
     private static let batchProfiles: Set<String> = ["changes", "proposeChanges"]
 
     /// Whether LiteCore would compress this outgoing request.
-    public static func compressesRequest(profile: String?, body: [UInt8]) -> Bool {
+    package static func compressesRequest(profile: String?, body: [UInt8]) -> Bool {
         switch profile {
         case "rev"?:
             true
@@ -22,7 +22,7 @@ public enum BLIPCompressionRule {
     }
 
     /// Whether LiteCore would compress a (non-error) reply to `request`.
-    public static func compressesReply(to request: BLIPMessage) -> Bool {
+    package static func compressesReply(to request: BLIPMessage) -> Bool {
         switch request.profile {
         case let profile? where batchProfiles.contains(profile):
             true

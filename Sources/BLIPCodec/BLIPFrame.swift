@@ -1,14 +1,14 @@
 /// A decoded frame that carries message data (MSG, RPY or ERR).
 public struct BLIPDataFrame: Sendable, Hashable {
-    public var number: UInt64
-    public var type: BLIPFrameType
-    public var flags: BLIPFrameFlags
+    package var number: UInt64
+    package var type: BLIPFrameType
+    package var flags: BLIPFrameFlags
     /// The frame's message bytes, inflated if the frame was compressed.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
     /// The bytes after the frame header as sent, checksum included: what flow control counts (spec §2.9).
-    public var flowControlLength: Int
+    package var flowControlLength: Int
 
-    public init(
+    package init(
         number: UInt64, type: BLIPFrameType, flags: BLIPFrameFlags, payload: [UInt8],
         flowControlLength: Int
     ) {
@@ -37,7 +37,7 @@ public struct BLIPAckFrame: Sendable, Hashable {
     /// The encoded frame: `varint(number) ‖ flags ‖ varint(byteCount)`, no checksum.
     ///
     /// ACKs are sent urgent and noReply (flags `0x34`/`0x35`), as LiteCore does.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(2 * Varint.maxLength + 1)
         Varint.append(number, to: &bytes)

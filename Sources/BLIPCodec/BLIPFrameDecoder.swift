@@ -11,8 +11,8 @@ public final class BLIPFrameDecoder {
     public static let defaultMaxInflatedFrameSize = 4 << 20
 
     public let maxFrameSize: Int
-    public let maxInflatedFrameSize: Int
-    public let acceptsCompression: Bool
+    package let maxInflatedFrameSize: Int
+    package let acceptsCompression: Bool
     /// Created with the first compressed frame, so a connection that never receives one (an idle
     /// continuous puller's) never holds an inflate stream.
     private var inflater: Inflater?
@@ -30,7 +30,7 @@ public final class BLIPFrameDecoder {
     }
 
     /// The running CRC-32 of everything decoded so far.
-    public var checksum: UInt32 { crc.value }
+    package var checksum: UInt32 { crc.value }
 
     public func decode(_ frame: [UInt8]) throws(BLIPProtocolError) -> BLIPFrame {
         try decode(frame[...])

@@ -32,18 +32,18 @@ public final class BLIPFrameEncoder {
     }
 
     /// Whether `encodeFrame` honours `compress`.
-    public var compresses: Bool { compressionLevel > 0 }
+    package var compresses: Bool { compressionLevel > 0 }
 
     /// The running CRC-32 of everything encoded so far.
-    public var checksum: UInt32 { crc.value }
+    package var checksum: UInt32 { crc.value }
 
     /// The bytes of the header of a frame for message `number`.
-    public static func headerLength(number: UInt64) -> Int {
+    package static func headerLength(number: UInt64) -> Int {
         Varint.encodedLength(of: number) + 1
     }
 
     /// The most message bytes that fit a frame of `frameSize` bytes, compressed or not.
-    public func maxChunkLength(frameSize: Int, number: UInt64, compress: Bool) -> Int {
+    package func maxChunkLength(frameSize: Int, number: UInt64, compress: Bool) -> Int {
         let room = frameSize - Self.headerLength(number: number) - 4
         guard compress && compresses else { return max(room, 1) }
         // Inverts Deflater.maxCompressedLength, so even incompressible chunks fit the frame.
@@ -53,7 +53,7 @@ public final class BLIPFrameEncoder {
     /// Encodes one data frame carrying `chunk` of a message's bytes.
     ///
     /// `flags` must not contain `compressed`; it is set when `compress` is true and compression is on.
-    public func encodeFrame(
+    package func encodeFrame(
         number: UInt64,
         type: BLIPFrameType,
         flags: BLIPFrameFlags,

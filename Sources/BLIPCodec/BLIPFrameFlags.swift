@@ -12,13 +12,13 @@ public enum BLIPFrameType: UInt8, Sendable, Hashable, CustomStringConvertible {
     case ackReply = 5
 
     /// True for ACK frames, which carry a byte count instead of message data.
-    public var isAck: Bool { self == .ackRequest || self == .ackReply }
+    package var isAck: Bool { self == .ackRequest || self == .ackReply }
 
     /// True for replies and error replies, which share a number space.
-    public var isReply: Bool { self == .reply || self == .error }
+    package var isReply: Bool { self == .reply || self == .error }
 
     /// The ACK type that acknowledges a message of this type.
-    public var acknowledgingType: BLIPFrameType {
+    package var acknowledgingType: BLIPFrameType {
         self == .request ? .ackRequest : .ackReply
     }
 
@@ -42,19 +42,19 @@ public struct BLIPFrameFlags: OptionSet, Sendable, Hashable {
     }
 
     /// The frame's payload is raw deflate output of the direction's compressor.
-    public static let compressed = BLIPFrameFlags(rawValue: 0x08)
+    package static let compressed = BLIPFrameFlags(rawValue: 0x08)
     /// Scheduling hint: send this message's frames before normal ones.
-    public static let urgent = BLIPFrameFlags(rawValue: 0x10)
+    package static let urgent = BLIPFrameFlags(rawValue: 0x10)
     /// A request that must not be answered.
-    public static let noReply = BLIPFrameFlags(rawValue: 0x20)
+    package static let noReply = BLIPFrameFlags(rawValue: 0x20)
     /// More frames of this message follow.
-    public static let moreComing = BLIPFrameFlags(rawValue: 0x40)
+    package static let moreComing = BLIPFrameFlags(rawValue: 0x40)
 
     /// The bits that hold the frame type.
-    public static let typeMask: UInt8 = 0x07
+    package static let typeMask: UInt8 = 0x07
 
     /// The flags byte of a frame of `type` with these flags set.
-    public func byte(for type: BLIPFrameType) -> UInt8 {
+    package func byte(for type: BLIPFrameType) -> UInt8 {
         rawValue | type.rawValue
     }
 }

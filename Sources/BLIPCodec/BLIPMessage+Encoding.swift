@@ -21,7 +21,7 @@ public enum BLIPEncodingError: Error, Sendable, Hashable, CustomStringConvertibl
 
 extension BLIPMessage {
     /// The message bytes before framing: `varint(P) ‖ properties (P bytes) ‖ body`.
-    public func encodedPayload() throws(BLIPEncodingError) -> [UInt8] {
+    package func encodedPayload() throws(BLIPEncodingError) -> [UInt8] {
         for (key, value) in properties.pairs where key.utf8.contains(0) || value.utf8.contains(0) {
             throw .propertyContainsNUL(key: key)
         }

@@ -1,28 +1,28 @@
 /// The failure carried by an error reply (spec §2.10).
-public struct BLIPErrorReply: Error, Sendable, Hashable, CustomStringConvertible {
+package struct BLIPErrorReply: Error, Sendable, Hashable, CustomStringConvertible {
     /// `BLIP` for protocol-level errors, `HTTP` for HTTP-like status codes, or an implementation's domain.
-    public var domain: String
-    public var code: Int
-    public var message: String
+    package var domain: String
+    package var code: Int
+    package var message: String
 
-    public init(domain: String, code: Int, message: String = "") {
+    package init(domain: String, code: Int, message: String = "") {
         self.domain = domain
         self.code = code
         self.message = message
     }
 
     /// The reply to a request whose profile has no handler.
-    public static let noHandler = BLIPErrorReply(
+    package static let noHandler = BLIPErrorReply(
         domain: "BLIP", code: 404, message: "no handler for message")
 
-    public var description: String {
+    package var description: String {
         message.isEmpty ? "\(domain)/\(code)" : "\(domain)/\(code): \(message)"
     }
 }
 
 extension BLIPMessage {
     /// An error reply to this request.
-    public func errorReply(_ error: BLIPErrorReply) -> BLIPMessage {
+    package func errorReply(_ error: BLIPErrorReply) -> BLIPMessage {
         BLIPMessage(
             kind: .error,
             number: number,
@@ -38,7 +38,7 @@ extension BLIPMessage {
     /// The failure described by an error reply, or nil for other messages.
     ///
     /// A missing domain means `BLIP`; a missing or non-numeric code reads as 0.
-    public var errorReply: BLIPErrorReply? {
+    package var errorReply: BLIPErrorReply? {
         guard kind == .error else { return nil }
         return BLIPErrorReply(
             domain: properties["Error-Domain"] ?? "BLIP",

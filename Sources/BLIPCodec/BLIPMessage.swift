@@ -5,7 +5,7 @@ public enum BLIPMessageKind: Sendable, Hashable {
     case error
 
     /// The frame type that carries this kind of message.
-    public var frameType: BLIPFrameType {
+    package var frameType: BLIPFrameType {
         switch self {
         case .request: .request
         case .reply: .reply
@@ -31,9 +31,9 @@ public struct BLIPMessage: Sendable, Hashable {
     public var number: UInt64
     public var properties: BLIPProperties
     public var body: [UInt8]
-    public var isUrgent: Bool
+    package var isUrgent: Bool
     /// Only meaningful for requests.
-    public var isNoReply: Bool
+    package var isNoReply: Bool
     /// Whether the sender deflates this message's frames (see `BLIPCompressionRule`).
     public var isCompressed: Bool
 

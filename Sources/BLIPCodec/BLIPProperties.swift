@@ -5,7 +5,7 @@
 /// puts `Profile` first and the fixtures are reproduced byte for byte.
 public struct BLIPProperties: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// LiteCore refuses larger property blocks (spec §2.5).
-    public static let maxEncodedLength = 100 * 1024
+    package static let maxEncodedLength = 100 * 1024
 
     public private(set) var pairs: [(key: String, value: String)]
 
@@ -38,7 +38,7 @@ public struct BLIPProperties: Sendable, Hashable, ExpressibleByDictionaryLiteral
     }
 
     /// The NUL-separated encoding, without its length prefix.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(pairs.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 })
         for (key, value) in pairs {

@@ -1,13 +1,13 @@
 import CZlib
 
 /// The running CRC-32 (zlib/IEEE) that BLIP keeps per direction over uncompressed frame payloads.
-public struct CRC32: Sendable, Hashable {
+package struct CRC32: Sendable, Hashable {
     /// The current value; `crc32(0, NULL, 0)` is 0.
-    public private(set) var value: UInt32 = 0
+    package private(set) var value: UInt32 = 0
 
-    public init() {}
+    package init() {}
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         let updated = CZlib.crc32_z(
             uLong(value),
@@ -17,11 +17,11 @@ public struct CRC32: Sendable, Hashable {
         value = UInt32(truncatingIfNeeded: updated)
     }
 
-    public mutating func update(_ bytes: ArraySlice<UInt8>) {
+    package mutating func update(_ bytes: ArraySlice<UInt8>) {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    public mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 }

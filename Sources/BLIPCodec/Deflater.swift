@@ -2,7 +2,7 @@ import CZlib
 
 /// zlib could not set up a compression stream (out of memory or invalid parameters).
 public struct CompressionSetupError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let zlibCode: Int32
+    package let zlibCode: Int32
 
     public var description: String { "zlib stream setup failed with code \(zlibCode)" }
 }
@@ -11,9 +11,9 @@ public struct CompressionSetupError: Error, Sendable, Hashable, CustomStringConv
 ///
 /// BLIP shares one deflate stream across all frames and messages of a connection: each frame's data is
 /// deflated with a sync flush and the resulting `00 00 FF FF` trailer is dropped before sending.
-public final class Deflater {
+package final class Deflater {
     /// The bytes that every sync flush ends with and that BLIP leaves off the wire.
-    public static let syncFlushTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
+    package static let syncFlushTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 
     /// zlib writes into a temporary buffer of this size, taken for each call and appended from, so no buffer
     /// is zero-filled per frame and none is kept per stream: a listener keeps a deflate and an inflate stream
@@ -26,7 +26,7 @@ public final class Deflater {
     /// Level 6, memLevel 9 and a 32 KiB window (windowBits 15) are LiteCore's settings; with them zlib
     /// reproduces Couchbase Lite's single-frame compressed messages byte for byte. Any raw inflater with a
     /// 32 KiB window, as every BLIP peer's is, reads a stream made with a smaller window.
-    public init(level: Int32 = 6, memoryLevel: Int32 = 9, windowBits: Int32 = 15) throws(CompressionSetupError) {
+    package init(level: Int32 = 6, memoryLevel: Int32 = 9, windowBits: Int32 = 15) throws(CompressionSetupError) {
         // zlib keeps a pointer back to the z_stream, so it must not move: allocate it on the heap.
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
@@ -49,7 +49,7 @@ public final class Deflater {
     /// zlib's symbol buffer is full, after 2^(memLevel + 6) literals (16 KiB at memLevel 8, 4 KiB at 6), and
     /// a frame is at most 16 KiB, so the overhead is at most 1 byte per 2 KiB at memLevel 8 and 9, and per
     /// 2^(memLevel + 3) bytes below. The margin also covers a pending bit buffer and the stripped flush block.
-    public static func maxCompressedLength(forInputLength inputLength: Int, memoryLevel: Int32) -> Int {
+    package static func maxCompressedLength(forInputLength inputLength: Int, memoryLevel: Int32) -> Int {
         inputLength + (inputLength >> storedOverheadShift(memoryLevel: memoryLevel)) + 16
     }
 
@@ -60,7 +60,7 @@ public final class Deflater {
     /// block uncompressed only while the block's input is still in its window: 16 KiB of literals (memLevel 8)
     /// can slide out of a 16 KiB window before the block ends and would then be Huffman-coded, larger than
     /// its input, while 8 KiB (memLevel 7) cannot. A frame's 16 KiB always fit a 32 KiB window.
-    public static func boundsFrames(memoryLevel: Int32, windowBits: Int32) -> Bool {
+    package static func boundsFrames(memoryLevel: Int32, windowBits: Int32) -> Bool {
         (6...9).contains(memoryLevel) && (13...15).contains(windowBits)
             && (windowBits == 15 || memoryLevel <= windowBits - 7)
     }
@@ -71,7 +71,7 @@ public final class Deflater {
     }
 
     /// Compresses `input`, sync-flushes, and appends the output without its `00 00 FF FF` trailer.
-    public func compress(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
+    package func compress(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
         let start = output.count
         stream.pointee.next_in = UnsafeMutablePointer(
             mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self)
@@ -102,7 +102,7 @@ public final class Deflater {
         }
     }
 
-    public func compress(_ input: ArraySlice<UInt8>, appendingTo output: inout [UInt8]) {
+    package func compress(_ input: ArraySlice<UInt8>, appendingTo output: inout [UInt8]) {
         input.withUnsafeBytes { compress($0, appendingTo: &output) }
     }
 }

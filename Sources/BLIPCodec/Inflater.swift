@@ -3,10 +3,10 @@ import CZlib
 /// The long-lived raw-deflate decompressor of one incoming direction.
 ///
 /// It is never reset: compressed frames refer back into earlier frames and messages of the connection.
-public final class Inflater {
+package final class Inflater {
     private let stream: UnsafeMutablePointer<z_stream>
 
-    public init() throws(CompressionSetupError) {
+    package init() throws(CompressionSetupError) {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = CZlib_inflateInit2(stream, -15)
@@ -25,7 +25,7 @@ public final class Inflater {
     ///
     /// Throws once the frame's output would exceed `limit` bytes, so a small "deflate bomb" frame cannot
     /// make the receiver allocate without bound.
-    public func inflate(
+    package func inflate(
         _ payload: UnsafeRawBufferPointer,
         appendingTo output: inout [UInt8],
         limit: Int
@@ -45,7 +45,7 @@ public final class Inflater {
         }
     }
 
-    public func inflate(
+    package func inflate(
         _ payload: ArraySlice<UInt8>,
         appendingTo output: inout [UInt8],
         limit: Int

@@ -23,8 +23,8 @@ public struct MessageAssembler: Sendable {
         var bytesSinceAck = 0
     }
 
-    public let maxMessageSize: Int
-    public let ackThreshold: Int
+    package let maxMessageSize: Int
+    package let ackThreshold: Int
     private var lastRequestNumber: UInt64 = 0
     private var partialRequests: [UInt64: PartialMessage] = [:]
     private var partialReplies: [UInt64: PartialMessage] = [:]
@@ -39,15 +39,15 @@ public struct MessageAssembler: Sendable {
     }
 
     /// Registers one of our requests as awaiting a reply; call it before the request's first frame is sent.
-    public mutating func expectReply(to number: UInt64) {
+    package mutating func expectReply(to number: UInt64) {
         repliesAwaited.insert(number)
     }
 
     /// The number of our requests whose reply has not completely arrived.
-    public var pendingReplyCount: Int { repliesAwaited.count + partialReplies.count }
+    package var pendingReplyCount: Int { repliesAwaited.count + partialReplies.count }
 
     /// The bytes held for partially received messages.
-    public var bufferedBytes: Int {
+    package var bufferedBytes: Int {
         partialRequests.values.reduce(0) { $0 + $1.payload.count }
             + partialReplies.values.reduce(0) { $0 + $1.payload.count }
     }

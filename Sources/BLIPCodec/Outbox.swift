@@ -9,9 +9,9 @@ public struct Outbox {
         /// LiteCore's frame size (spec §2.8).
         public var maxFrameSize = 16_384
         /// LiteCore's frame size for a normal message while an urgent one waits.
-        public var reducedFrameSize = 4_096
+        package var reducedFrameSize = 4_096
         /// LiteCore stops sending a message at this many unacknowledged bytes (spec §2.9).
-        public var flowControlWindow = 128_000
+        package var flowControlWindow = 128_000
 
         public init() {}
     }
@@ -25,7 +25,7 @@ public struct Outbox {
     private var acks: [BLIPAckFrame] = []
     private var nextRequestNumber: UInt64 = 1
     /// Message bytes queued but not yet framed.
-    public private(set) var pendingBytes = 0
+    package private(set) var pendingBytes = 0
 
     public init(configuration: Configuration = Configuration(), encoder: BLIPFrameEncoder) {
         self.configuration = configuration
@@ -36,10 +36,10 @@ public struct Outbox {
     public var isEmpty: Bool { ready.isEmpty && stalled.isEmpty && starved.isEmpty && acks.isEmpty }
 
     /// True when `nextFrame()` would return a frame.
-    public var hasFrameReady: Bool { !ready.isEmpty || !acks.isEmpty }
+    package var hasFrameReady: Bool { !ready.isEmpty || !acks.isEmpty }
 
     /// The number of messages waiting for an ACK before they may continue.
-    public var stalledCount: Int { stalled.count }
+    package var stalledCount: Int { stalled.count }
 
     /// Queues a message; a request gets the next request number, which is returned.
     ///
@@ -70,14 +70,14 @@ public struct Outbox {
     }
 
     /// Adds body bytes to a request queued with `streamingBody`.
-    public mutating func appendBody(_ bytes: [UInt8], toRequest number: UInt64) {
+    package mutating func appendBody(_ bytes: [UInt8], toRequest number: UInt64) {
         guard !bytes.isEmpty else { return }
         pendingBytes += bytes.count
         updateStreamed(OutgoingMessage.Key(isReply: false, number: number)) { $0.appendBody(bytes) }
     }
 
     /// Ends the body of a request queued with `streamingBody`; its final frame follows.
-    public mutating func finishBody(ofRequest number: UInt64) {
+    package mutating func finishBody(ofRequest number: UInt64) {
         updateStreamed(OutgoingMessage.Key(isReply: false, number: number)) { $0.finishBody() }
     }
 

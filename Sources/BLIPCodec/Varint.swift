@@ -1,11 +1,11 @@
 /// BLIP's unsigned LEB128 varints: 7 bits per byte, least significant group first.
-public enum Varint {
+package enum Varint {
     /// The longest encoding of a 64-bit value.
-    public static let maxLength = 10
+    package static let maxLength = 10
 
     /// Appends the minimal encoding of `value`.
     @inlinable
-    public static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+    package static func append(_ value: UInt64, to bytes: inout [UInt8]) {
         var remaining = value
         while remaining >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
@@ -16,7 +16,7 @@ public enum Varint {
 
     /// The number of bytes `append` writes for `value`.
     @inlinable
-    public static func encodedLength(of value: UInt64) -> Int {
+    package static func encodedLength(of value: UInt64) -> Int {
         var length = 1
         var remaining = value >> 7
         while remaining != 0 {
@@ -31,7 +31,7 @@ public enum Varint {
     /// Rejects truncated input, values above `UInt64.max` and non-minimal encodings, so every value has
     /// exactly one accepted spelling.
     @inlinable
-    public static func read<Bytes: RandomAccessCollection<UInt8>>(
+    package static func read<Bytes: RandomAccessCollection<UInt8>>(
         from bytes: Bytes,
         at index: inout Bytes.Index
     ) throws(VarintFailure) -> UInt64 {

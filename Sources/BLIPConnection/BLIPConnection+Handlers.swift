@@ -8,7 +8,7 @@ extension BLIPConnection {
         handlers.withLockedValue { $0[profile] = handler }
     }
 
-    public func removeHandler(for profile: String) {
+    package func removeHandler(for profile: String) {
         handlers.withLockedValue { $0[profile] = nil }
     }
 

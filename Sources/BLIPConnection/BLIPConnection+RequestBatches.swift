@@ -75,7 +75,7 @@ extension BLIPConnection {
     ///
     /// One caller and one wake-up for the whole batch, where `sendRequest` per request would cost a task
     /// and a resumption each: a window of a thousand small `rev`s is the common case.
-    public func sendRequests(_ requests: [BLIPMessage]) async throws -> [Result<BLIPMessage, BLIPErrorReply>] {
+    package func sendRequests(_ requests: [BLIPMessage]) async throws -> [Result<BLIPMessage, BLIPErrorReply>] {
         guard !requests.isEmpty else { return [] }
         let batch = ReplyBatch(count: requests.count)
         var numbers: [UInt64] = []

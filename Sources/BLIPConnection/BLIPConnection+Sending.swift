@@ -76,7 +76,7 @@ extension BLIPConnection {
     }
 
     /// Sends a request that the peer must not answer; returns once it is queued.
-    public func sendNoReply(_ request: BLIPMessage) async throws {
+    package func sendNoReply(_ request: BLIPMessage) async throws {
         var request = request
         request.kind = .request
         request.isNoReply = true

@@ -17,13 +17,13 @@ public actor BLIPConnection {
         /// Frame sizes and the flow-control window of outgoing messages.
         public var outbox = Outbox.Configuration()
         /// The largest incoming WebSocket message (one BLIP frame); LiteCore's limit is 1 MiB.
-        public var maxIncomingFrameSize = BLIPFrameDecoder.defaultMaxFrameSize
+        package var maxIncomingFrameSize = BLIPFrameDecoder.defaultMaxFrameSize
         /// The most bytes one incoming compressed frame may inflate to.
-        public var maxInflatedFrameSize = BLIPFrameDecoder.defaultMaxInflatedFrameSize
+        package var maxInflatedFrameSize = BLIPFrameDecoder.defaultMaxInflatedFrameSize
         /// The largest incoming message.
-        public var maxIncomingMessageSize = MessageAssembler.defaultMaxMessageSize
+        package var maxIncomingMessageSize = MessageAssembler.defaultMaxMessageSize
         /// Outgoing bytes queued but not yet framed at which `sendRequest`/`sendNoReply` wait.
-        public var maxQueuedBytes = 4 << 20
+        package var maxQueuedBytes = 4 << 20
         /// zlib level for outgoing compressed messages; 0 never compresses.
         ///
         /// LiteCore deflates at level 6. Level 1 is ours: on 1 KB JSON documents it spends about 40 % of
@@ -37,14 +37,14 @@ public actor BLIPConnection {
         /// buffer is 128 KiB. At 6 they are 16 KiB each. On a listener every connection that receives documents
         /// keeps its stream for good, so with 1,000 of them this is most of the gateway's memory
         /// (RELIABILITY.md, "Load").
-        public var compressionMemoryLevel: Int32 = 6
+        package var compressionMemoryLevel: Int32 = 6
         /// log2 of the outgoing deflate window, 13–15.
         ///
         /// LiteCore uses 15. An 8 KiB window holds 32 KiB per stream (the window twice over and its chain
         /// table) instead of 128 KiB, all of it touched once a connection has sent 16 KiB. Replication
         /// messages repeat their keys within a message and their neighbours, so little is lost (0.5 % more
         /// bytes on 1 KB documents); the peer's 32 KiB inflater reads the stream unchanged.
-        public var compressionWindowBits: Int32 = 13
+        package var compressionWindowBits: Int32 = 13
 
         public init() {}
     }
@@ -149,16 +149,16 @@ public actor BLIPConnection {
     }
 
     /// True while requests can be sent.
-    public var isOpen: Bool {
+    package var isOpen: Bool {
         if case .running = state { return true }
         return false
     }
 
     /// Outgoing message bytes not yet framed, stalled messages included.
-    public var queuedOutgoingBytes: Int { outbox.pendingBytes }
+    package var queuedOutgoingBytes: Int { outbox.pendingBytes }
 
     /// Outgoing messages waiting for the peer's ACK before they may continue.
-    public var stalledOutgoingMessages: Int { outbox.stalledCount }
+    package var stalledOutgoingMessages: Int { outbox.stalledCount }
 
     var closeReason: BLIPConnectionError {
         if case .closed(let reason) = state { return reason }

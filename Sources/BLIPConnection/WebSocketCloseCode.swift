@@ -15,7 +15,7 @@ public enum WebSocketCloseCode: Sendable, Hashable, CustomStringConvertible {
     /// 4002: application-defined error that the peer should not retry.
     case permanentError
 
-    public var rawValue: UInt16 {
+    package var rawValue: UInt16 {
         switch self {
         case .normal: 1000
         case .goingAway: 1001

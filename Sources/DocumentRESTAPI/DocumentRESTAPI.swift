@@ -23,17 +23,17 @@ package protocol RESTHost: Sendable {
 /// it on its router; every route authenticates through the host first.
 public struct DocumentRESTAPI: Sendable {
     /// How far the API reaches.
-    public enum Access: Sendable {
+    package enum Access: Sendable {
         case readOnly
         case readWrite
     }
 
     public struct Configuration: Sendable {
-        public var access: Access
+        package var access: Access
         /// The largest request body in bytes; bigger ones get 413 and change nothing.
-        public var maxBodySize: Int
+        package var maxBodySize: Int
 
-        public init(access: Access, maxBodySize: Int) {
+        package init(access: Access, maxBodySize: Int) {
             self.access = access
             self.maxBodySize = maxBodySize
         }

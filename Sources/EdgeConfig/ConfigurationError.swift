@@ -3,24 +3,24 @@
 /// what is wrong, and which values would be accepted.
 ///
 /// Secrets are never part of an error: messages quote only non-secret values.
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The configuration file path, `embedded default.toml`, `environment variable EDGE_GATEWAY_…`
     /// or `command line`.
-    public var source: String
+    package var source: String
     /// 1-based line in `source`, when the problem is in a file.
-    public var line: Int?
+    package var line: Int?
     /// 1-based column, known only for syntax errors.
-    public var column: Int?
+    package var column: Int?
     /// The setting concerned, e.g. `listener "lan".port` or `database[1].collections[0]`.
-    public var keyPath: String?
-    public var message: String
+    package var keyPath: String?
+    package var message: String
     /// The values that would have been accepted, when they can be listed.
-    public var allowedValues: [String]
+    package var allowedValues: [String]
     /// The file a key names, when what is wrong is that file (missing, unreadable, empty) rather than the
     /// configuration text: `serve` keeps the rest of the node running and reports the entry that needs it.
-    public var unusableFile: String?
+    package var unusableFile: String?
 
-    public init(
+    package init(
         source: String,
         line: Int? = nil,
         column: Int? = nil,
@@ -40,7 +40,7 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
 
     /// `<source>[:<line>[:<column>]]: [<key path>: ]<message>[; allowed: a, b, c]`, the shape
     /// compilers use, so editors and terminals can jump to the line.
-    public var description: String {
+    package var description: String {
         var text = source
         if let line {
             text += ":\(line)"

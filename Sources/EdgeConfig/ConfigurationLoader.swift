@@ -8,7 +8,7 @@ import Foundation
 /// ``ConfigurationError`` naming its origin.
 public enum ConfigurationLoader {
     /// The source name errors in the embedded default configuration cite.
-    public static let embeddedDefaultName = "embedded default.toml"
+    package static let embeddedDefaultName = "embedded default.toml"
 
     /// Loads `file`, or the file named by `EDGE_GATEWAY_CONFIG` when `file` is nil, or else the
     /// embedded default configuration.
@@ -19,7 +19,7 @@ public enum ConfigurationLoader {
     ///   - environment: usually `ProcessInfo.processInfo.environment`.
     ///   - unusableFiles: whether a listener or upstream whose file cannot be used refuses the whole
     ///     configuration, or is only left out and listed.
-    public static func load(
+    package static func load(
         file: String?,
         environment: [String: String],
         overrides: ConfigurationOverrides = ConfigurationOverrides(),
@@ -85,7 +85,7 @@ public enum ConfigurationLoader {
     }
 
     /// The text of the embedded default configuration, e.g. to print as a starting point.
-    public static func defaultConfigurationTOML() throws -> String {
+    package static func defaultConfigurationTOML() throws -> String {
         guard
             let url = Bundle.module.url(forResource: "default", withExtension: "toml"),
             let text = try? String(contentsOf: url, encoding: .utf8)

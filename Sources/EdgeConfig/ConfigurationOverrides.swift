@@ -7,7 +7,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var dataDirectory: String?
     public var logLevel: Logger.Level?
     public var opsPort: Int?
-    public var opsAddress: String?
+    package var opsAddress: String?
 
     public init(
         dataDirectory: String? = nil,

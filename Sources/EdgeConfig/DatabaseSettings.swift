@@ -7,9 +7,9 @@ public struct DatabaseSettings: Sendable, Equatable {
     /// The collections it holds, validated when the configuration was read (written `scope.collection`).
     public var collections: [CollectionName]
     /// How many revisions of a document's history are kept before older ones are pruned.
-    public var maxRevisionTreeDepth: Int
+    package var maxRevisionTreeDepth: Int
     /// How long old revision bodies are kept so that deltas can be computed against them.
-    public var deltaRetention: DeltaRetention
+    package var deltaRetention: DeltaRetention
 
     public init(
         name: String,
@@ -29,9 +29,9 @@ public struct DatabaseSettings: Sendable, Equatable {
 /// A body is dropped as soon as either limit is exceeded.
 public struct DeltaRetention: Sendable, Equatable {
     /// Superseded revision bodies kept per document; 0 keeps none (deltas only from the current revision).
-    public var revisionBodies: Int
+    package var revisionBodies: Int
     /// Maximum age of a kept body; `nil` means no age limit.
-    public var maximumAge: Duration?
+    package var maximumAge: Duration?
 
     public init(revisionBodies: Int = 10, maximumAge: Duration? = .seconds(86_400)) {
         self.revisionBodies = revisionBodies

@@ -3,18 +3,18 @@
 /// Produced by ``ConfigurationLoader``; every value has already been checked, every relative path
 /// resolved to an absolute one and every secret read from its file.
 public struct GatewayConfiguration: Sendable, Equatable {
-    public var node: NodeSettings
-    public var ops: OpsSettings
-    public var databases: [DatabaseSettings]
+    package var node: NodeSettings
+    package var ops: OpsSettings
+    package var databases: [DatabaseSettings]
     /// Passive-peer endpoints that Couchbase Lite apps connect to.
-    public var listeners: [ListenerSettings]
+    package var listeners: [ListenerSettings]
     /// Active-peer replications to Sync Gateway, Edge Server or another EdgeGateway.
-    public var upstreams: [UpstreamSettings]
+    package var upstreams: [UpstreamSettings]
     /// Entries left out of `listeners` and `upstreams` because a file they name cannot be used; only with
     /// ``UnusableFilePolicy/disableEntry``.
-    public var unavailableEntries: [UnavailableEntry]
+    package var unavailableEntries: [UnavailableEntry]
 
-    public init(
+    package init(
         node: NodeSettings,
         ops: OpsSettings,
         databases: [DatabaseSettings],
@@ -31,7 +31,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     }
 
     /// The database named `name`, if configured.
-    public func database(named name: String) -> DatabaseSettings? {
+    package func database(named name: String) -> DatabaseSettings? {
         databases.first { $0.name == name }
     }
 }
@@ -48,18 +48,18 @@ public enum UnusableFilePolicy: Sendable {
 }
 
 /// A configured listener or upstream that cannot start because of a file it names.
-public struct UnavailableEntry: Sendable, Equatable {
-    public enum Kind: String, Sendable {
+package struct UnavailableEntry: Sendable, Equatable {
+    package enum Kind: String, Sendable {
         case listener
         case upstream
     }
 
-    public var kind: Kind
-    public var name: String
+    package var kind: Kind
+    package var name: String
     /// Names the configuration file and key, the unusable file and the fix.
-    public var problem: ConfigurationError
+    package var problem: ConfigurationError
 
-    public init(kind: Kind, name: String, problem: ConfigurationError) {
+    package init(kind: Kind, name: String, problem: ConfigurationError) {
         self.kind = kind
         self.name = name
         self.problem = problem

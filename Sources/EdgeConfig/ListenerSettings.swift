@@ -18,20 +18,20 @@ public struct ListenerSettings: Sendable, Equatable {
     /// Concurrent replication connections accepted before new ones are refused with 503.
     public var maxConnections: Int
     /// A site of a thousand devices fits: an idle connection holds about 50 KB (BENCHMARKS.md, listener memory).
-    public static let defaultMaxConnections = 1000
+    package static let defaultMaxConnections = 1000
     /// Advertise the listener with DNS-SD (Bonjour/Avahi); `nil` when `dns_sd = false`.
     public var serviceDiscovery: ServiceDiscoverySettings?
     /// The largest incoming BLIP message in bytes; a client that sends a bigger one is disconnected.
-    public var maxMessageSize: Int
+    package var maxMessageSize: Int
     /// Connections on which nothing arrives (no data, no ping) for this long are closed; `nil` never closes them.
-    public var idleTimeout: Duration?
+    package var idleTimeout: Duration?
     /// Interval of the WebSocket pings sent to replication clients; a client that has not answered one when the
     /// next is due is disconnected, so a device that vanished is noticed within two heartbeats. `nil` sends none.
-    public var heartbeat: Duration?
+    package var heartbeat: Duration?
     /// What the document REST API on the listener's port may do (`rest_api`).
-    public var restAPI: RESTAPIAccess
+    package var restAPI: RESTAPIAccess
     /// The largest REST request body in bytes (`rest_max_body_size`); bigger ones get 413 and change nothing.
-    public var restMaxBodySize: Int
+    package var restMaxBodySize: Int
 
     /// 64 MiB, the BLIP codec's default: large attachments arrive as one message each.
     public static let defaultMaxMessageSize = 64 << 20
@@ -39,7 +39,7 @@ public struct ListenerSettings: Sendable, Equatable {
     public static let defaultIdleTimeout = Duration.seconds(15 * 60)
     /// The users file of an `auth = "basic"` listener without `users_file`, in the data directory: it holds
     /// state the gateway's own commands write, so it lives on the data volume, not beside read-only config.
-    public static let defaultUsersFileName = "users.toml"
+    package static let defaultUsersFileName = "users.toml"
     /// 20 MB, Sync Gateway's own request limit: a document with inline attachments fits, a runaway upload does not.
     public static let defaultRESTMaxBodySize = 20_000_000
 
@@ -86,7 +86,7 @@ public enum RESTAPIAccess: Sendable, Equatable {
 
     /// Without `rest_api`: anyone who can reach an unauthenticated listener may read, but only authenticated
     /// clients may write, so that turning on REST never opens an unauthenticated database to writes silently.
-    public static func defaultAccess(for authentication: ListenerAuthentication) -> RESTAPIAccess {
+    package static func defaultAccess(for authentication: ListenerAuthentication) -> RESTAPIAccess {
         authentication == .none ? .readOnly : .readWrite
     }
 }
@@ -103,7 +103,7 @@ public enum ListenerTLS: Sendable, Equatable {
     /// `wss://` with a PKCS#12 bundle (absolute path) and its optional password.
     case pkcs12File(path: String, password: Secret?)
 
-    public var isEnabled: Bool { self != .off }
+    package var isEnabled: Bool { self != .off }
 }
 
 /// How a listener authenticates clients (`auth = "none" | "basic" | "client-cert"`).
@@ -121,13 +121,13 @@ public enum ListenerAuthentication: Sendable, Equatable {
 /// DNS-SD advertisement of a listener.
 public struct ServiceDiscoverySettings: Sendable, Equatable {
     /// Service type such as `_edgegateway._tcp`.
-    public var serviceType: String
+    package var serviceType: String
     /// Instance name shown to browsers; defaults to the node name.
-    public var instanceName: String
+    package var instanceName: String
 
-    public static let defaultServiceType = "_edgegateway._tcp"
+    package static let defaultServiceType = "_edgegateway._tcp"
 
-    public init(
+    package init(
         serviceType: String = ServiceDiscoverySettings.defaultServiceType, instanceName: String
     ) {
         self.serviceType = serviceType

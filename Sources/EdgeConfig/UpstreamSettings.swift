@@ -4,44 +4,44 @@ import SyncIdentifiers
 import struct Foundation.URL
 
 /// One `[[upstream]]` entry: a replication this gateway drives as the active peer.
-public struct UpstreamSettings: Sendable, Equatable {
-    public var name: String
+package struct UpstreamSettings: Sendable, Equatable {
+    package var name: String
     /// The local database replicated.
-    public var database: String
+    package var database: String
     /// The remote database endpoint, `ws://` or `wss://host[:port]/<remote-db>`, without `/_blipsync`.
-    public var url: URL
-    public var direction: ReplicationDirection
+    package var url: URL
+    package var direction: ReplicationDirection
     /// Keep running and follow changes, rather than stopping once caught up.
-    public var continuous: Bool
+    package var continuous: Bool
     /// Collections replicated; a subset of the local database's collections.
-    public var collections: [CollectionName]
+    package var collections: [CollectionName]
     /// Replicate only these document IDs; empty means all documents.
-    public var documentIDs: [String]
+    package var documentIDs: [String]
     /// Pull only these Sync Gateway channels; empty means all channels the user can see.
-    public var channels: [String]
-    public var authentication: UpstreamAuthentication
+    package var channels: [String]
+    package var authentication: UpstreamAuthentication
     /// How the server certificate is trusted; `nil` for `ws://` URLs.
-    public var serverTrust: ServerTrust?
+    package var serverTrust: ServerTrust?
     /// Interval of WebSocket pings; `nil` (`heartbeat = "off"`) sends none.
-    public var heartbeat: Duration?
+    package var heartbeat: Duration?
     /// Connection attempts before giving up on a transient error; 0 retries forever.
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// Upper bound of the exponential back-off between attempts.
-    public var maxAttemptWait: Duration
-    public var conflictResolver: ConflictResolver
+    package var maxAttemptWait: Duration
+    package var conflictResolver: ConflictResolver
     /// Stable identifier of the remote database, so checkpoints survive a change of URL.
-    public var remoteUUID: String?
+    package var remoteUUID: String?
     /// The paired gateway's payload when the upstream is given by `pairing`: its addresses are tried in order
     /// before each connection, and the certificate matching its digests is pinned (`url` is its first address).
-    public var pairing: PairingPayload?
+    package var pairing: PairingPayload?
 
     /// Every URL the upstream may be reached at: the pairing payload's addresses, or `url`.
-    public var endpointURLs: [URL] {
+    package var endpointURLs: [URL] {
         guard let pairing else { return [url] }
         return pairing.addresses.indices.compactMap { pairing.url(forAddressAt: $0) }
     }
 
-    public init(
+    package init(
         name: String,
         database: String,
         url: URL,
@@ -79,17 +79,17 @@ public struct UpstreamSettings: Sendable, Equatable {
 }
 
 /// `type = "push" | "pull" | "push-and-pull"`.
-public enum ReplicationDirection: String, Sendable, Equatable, CaseIterable {
+package enum ReplicationDirection: String, Sendable, Equatable, CaseIterable {
     case push
     case pull
     case pushAndPull = "push-and-pull"
 
-    public var pushes: Bool { self != .pull }
-    public var pulls: Bool { self != .push }
+    package var pushes: Bool { self != .pull }
+    package var pulls: Bool { self != .push }
 }
 
 /// `conflict_resolver = "default" | "local-wins" | "remote-wins" | "merge"`.
-public enum ConflictResolver: String, Sendable, Equatable, CaseIterable {
+package enum ConflictResolver: String, Sendable, Equatable, CaseIterable {
     /// Couchbase Lite's rule: a deletion wins, then the longer history, then the higher revision ID.
     case `default`
     case localWins = "local-wins"
@@ -100,7 +100,7 @@ public enum ConflictResolver: String, Sendable, Equatable, CaseIterable {
 }
 
 /// How the gateway authenticates to the upstream server.
-public enum UpstreamAuthentication: Sendable, Equatable {
+package enum UpstreamAuthentication: Sendable, Equatable {
     case none
     /// HTTP Basic, sent preemptively.
     case basic(username: String, password: Secret)
@@ -113,7 +113,7 @@ public enum UpstreamAuthentication: Sendable, Equatable {
 }
 
 /// How the upstream server's TLS certificate is trusted (`server_trust`).
-public enum ServerTrust: Sendable, Equatable {
+package enum ServerTrust: Sendable, Equatable {
     /// Chain to one of these CA certificates (absolute PEM paths); empty means the system roots.
     /// The host name is verified.
     case certificateAuthorities([String])

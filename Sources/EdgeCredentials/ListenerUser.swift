@@ -1,9 +1,9 @@
 /// A user from a listener's users file.
 public struct ListenerUser: Sendable, Equatable {
-    public var name: String
-    public var passwordHash: PasswordHash
+    package var name: String
+    package var passwordHash: PasswordHash
 
-    public init(name: String, passwordHash: PasswordHash) {
+    package init(name: String, passwordHash: PasswordHash) {
         self.name = name
         self.passwordHash = passwordHash
     }

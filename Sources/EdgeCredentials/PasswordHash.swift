@@ -5,30 +5,30 @@ import Foundation
 /// A password stored as an scrypt hash in PHC string form: `$scrypt$ln=15,r=8,p=1$<salt>$<hash>`, with
 /// unpadded standard base64 for salt and hash. scrypt is memory-hard, so a stolen users file is expensive to
 /// attack; the parameters travel with each hash so that they can be raised later without breaking old entries.
-public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
-    public struct Parameters: Sendable, Equatable {
+package struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
+    package struct Parameters: Sendable, Equatable {
         /// log2 of scrypt's N (CPU and memory cost).
-        public var logRounds: Int
-        public var blockSize: Int
-        public var parallelism: Int
+        package var logRounds: Int
+        package var blockSize: Int
+        package var parallelism: Int
 
         /// N = 2^15 with r = 8 takes about 32 MiB and tens of milliseconds per check: slow for an attacker,
         /// unnoticeable once per replication connection.
-        public static let standard = Parameters(logRounds: 15, blockSize: 8, parallelism: 1)
+        package static let standard = Parameters(logRounds: 15, blockSize: 8, parallelism: 1)
 
-        public init(logRounds: Int, blockSize: Int, parallelism: Int) {
+        package init(logRounds: Int, blockSize: Int, parallelism: Int) {
             self.logRounds = logRounds
             self.blockSize = blockSize
             self.parallelism = parallelism
         }
     }
 
-    public enum ParseError: Error, Equatable, CustomStringConvertible {
+    package enum ParseError: Error, Equatable, CustomStringConvertible {
         case notScrypt
         case badParameters(String)
         case badBase64(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notScrypt:
                 "not an scrypt hash: expected $scrypt$ln=…,r=…,p=…$salt$hash (create one with `edge-gateway users add`)"
@@ -38,15 +38,15 @@ public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public let parameters: Parameters
-    public let salt: [UInt8]
-    public let hash: [UInt8]
+    package let parameters: Parameters
+    package let salt: [UInt8]
+    package let hash: [UInt8]
 
     static let hashByteCount = 32
     static let saltByteCount = 16
 
     /// Hashes `password` with a fresh random salt.
-    public static func make(password: String, parameters: Parameters = .standard) throws -> PasswordHash {
+    package static func make(password: String, parameters: Parameters = .standard) throws -> PasswordHash {
         var generator = SystemRandomNumberGenerator()
         let salt = (0..<saltByteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return PasswordHash(
@@ -56,7 +56,7 @@ public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
         )
     }
 
-    public init(parsing text: String) throws(ParseError) {
+    package init(parsing text: String) throws(ParseError) {
         let fields = text.split(separator: "$", omittingEmptySubsequences: false)
         guard fields.count == 5, fields[0].isEmpty, fields[1] == "scrypt" else { throw .notScrypt }
         parameters = try Self.parseParameters(String(fields[2]))
@@ -72,14 +72,14 @@ public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
         self.hash = hash
     }
 
-    public var description: String {
+    package var description: String {
         "$scrypt$ln=\(parameters.logRounds),r=\(parameters.blockSize),p=\(parameters.parallelism)$"
             + Self.encodeBase64(salt) + "$" + Self.encodeBase64(hash)
     }
 
     /// Whether `password` is the one this hash was made from. The comparison takes the same time wherever
     /// the hashes differ.
-    public func verifies(_ password: String) -> Bool {
+    package func verifies(_ password: String) -> Bool {
         guard
             let candidate = try? Self.derive(password: password, salt: salt, parameters: parameters, count: hash.count)
         else { return false }

@@ -9,7 +9,7 @@ extension ActiveReplicator {
     /// addresses in order, the first whose certificate has the payload's digests; that certificate is pinned.
     ///
     /// - Parameter clientIdentity: presented when the paired gateway asks for a client certificate.
-    public static func pairedEndpointResolver(
+    package static func pairedEndpointResolver(
         _ payload: PairingPayload, clientIdentity: TLSIdentity? = nil, logger: Logger
     ) -> EndpointResolver {
         {

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Why the gateway cannot use its data directory, with the command that fixes it.
-public struct DataDirectoryError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var description: String
+package struct DataDirectoryError: Error, Sendable, CustomStringConvertible {
+    package var path: String
+    package var description: String
 }
 
 /// Checked before anything is opened or created in the data directory, so that a volume the gateway cannot

@@ -5,13 +5,13 @@ import SyncIdentifiers
 
 extension DocumentStore {
     /// The store of a configuration's data directory.
-    public static func forConfiguration(_ configuration: GatewayConfiguration) throws -> DocumentStore {
+    package static func forConfiguration(_ configuration: GatewayConfiguration) throws -> DocumentStore {
         try DocumentStore(dataDirectory: URL(fileURLWithPath: configuration.node.dataDirectory, isDirectory: true))
     }
 
     /// Opens a configured database with its settings and creates its configured collections, as the
     /// gateway does at start-up; the CLI's offline commands use the same path so that they see the same data.
-    public func openConfigured(_ settings: DatabaseSettings) async throws -> DocumentDatabase {
+    package func openConfigured(_ settings: DatabaseSettings) async throws -> DocumentDatabase {
         let database = try database(named: settings.name, configuration: StoreConfiguration(settings: settings))
         for collection in settings.collections {
             try await database.createCollection(collection)
@@ -22,7 +22,7 @@ extension DocumentStore {
 
 extension GatewayConfiguration {
     /// The settings of the database named `name`, or of the only database when `name` is `nil`.
-    public func databaseSettings(named name: String?) throws(DatabaseSelectionError) -> DatabaseSettings {
+    package func databaseSettings(named name: String?) throws(DatabaseSelectionError) -> DatabaseSettings {
         if let name {
             guard let settings = databases.first(where: { $0.name == name }) else {
                 throw .unknown(name, configured: databases.map(\.name))
@@ -36,11 +36,11 @@ extension GatewayConfiguration {
     }
 }
 
-public enum DatabaseSelectionError: Error, CustomStringConvertible {
+package enum DatabaseSelectionError: Error, CustomStringConvertible {
     case unknown(String, configured: [String])
     case ambiguous(configured: [String])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknown(let name, let configured):
             "no database \"\(name)\" in the configuration (configured: \(configured.joined(separator: ", ")))"

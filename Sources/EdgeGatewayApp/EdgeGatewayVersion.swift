@@ -1,3 +1,3 @@
-public enum EdgeGatewayVersion {
-    public static let current = "0.1.0"
+package enum EdgeGatewayVersion {
+    package static let current = "0.1.0"
 }

@@ -12,12 +12,12 @@ import CMalloc
 /// A process-wide concern, so the `serve` command runs it once for the process, not `buildApplication`: trimming
 /// takes each heap's lock while it walks the free lists, which costs nothing in the gateway's own heap but stalled
 /// a test process hosting a hundred in-process gateways, each trimming its gigabytes of heap.
-public enum HeapTrim {
+package enum HeapTrim {
     /// Short enough that a burst's memory is back within seconds of its end, long enough to cost nothing.
-    public static let interval = Duration.seconds(10)
+    package static let interval = Duration.seconds(10)
 
     /// Trims every `interval` until the calling task is cancelled.
-    public static func run() async {
+    package static func run() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
             CMalloc_releaseFreeMemory()

@@ -4,8 +4,8 @@ import NIOCore
 import NIOPosix
 
 /// Why the ops endpoint cannot listen, with the fix.
-public struct OpsPortUnavailableError: Error, Sendable, CustomStringConvertible {
-    public enum Cause: Sendable {
+package struct OpsPortUnavailableError: Error, Sendable, CustomStringConvertible {
+    package enum Cause: Sendable {
         /// Another process listens there.
         case inUse
         /// A port below 1024 without the capability to bind it.
@@ -14,17 +14,17 @@ public struct OpsPortUnavailableError: Error, Sendable, CustomStringConvertible 
         case addressNotLocal
     }
 
-    public var address: String
-    public var port: Int
-    public var cause: Cause
+    package var address: String
+    package var port: Int
+    package var cause: Cause
 
-    public init(address: String, port: Int, cause: Cause) {
+    package init(address: String, port: Int, cause: Cause) {
         self.address = address
         self.port = port
         self.cause = cause
     }
 
-    public var description: String {
+    package var description: String {
         switch cause {
         case .inUse:
             "ops port \(port) on \(address) is already in use (is another gateway running on this host?): "

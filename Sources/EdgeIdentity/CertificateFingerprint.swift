@@ -67,12 +67,12 @@ public struct CertificateFingerprint: Hashable, Sendable {
     }
 
     /// Uppercase hex bytes separated by colons, as printed by `openssl x509 -fingerprint`: `AB:CD:…`.
-    public var colonHex: String {
+    package var colonHex: String {
         self.bytes.hexEncoded(uppercase: true, separator: ":")
     }
 
     /// Lowercase hex without separators: `abcd…`.
-    public var hex: String {
+    package var hex: String {
         self.bytes.hexEncoded()
     }
 }

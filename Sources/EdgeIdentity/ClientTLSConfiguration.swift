@@ -13,9 +13,9 @@ import X509
 /// the same roots and hostname rule; for `.pinned` and `.selfSignedOnly` it trusts no root, so every handshake
 /// fails rather than silently accepting any certificate.
 public struct ClientTLSConfiguration: Sendable {
-    public let policy: ServerTrustPolicy
+    package let policy: ServerTrustPolicy
     /// The configuration for `NIOSSLContext`, including the client certificate if one was given.
-    public let tlsConfiguration: TLSConfiguration
+    package let tlsConfiguration: TLSConfiguration
 
     init(policy: ServerTrustPolicy, clientIdentity: TLSIdentity?) throws(TrustError) {
         var configuration = TLSConfiguration.makeClientConfiguration()
@@ -57,7 +57,7 @@ public struct ClientTLSConfiguration: Sendable {
     /// - Parameters:
     ///   - serverHostname: the host dialled, for policies that check hostnames.
     ///   - onRejection: told why a chain was refused; NIOSSL itself only reports a generic handshake failure.
-    public func makeVerificationCallback(
+    package func makeVerificationCallback(
         serverHostname: String?,
         logger: Logger? = nil,
         onRejection: @escaping @Sendable (TrustError) -> Void = { _ in }
@@ -89,7 +89,7 @@ public struct ClientTLSConfiguration: Sendable {
     /// A client handler enforcing the policy, for a connection to `serverHostname`.
     ///
     /// The hostname is sent as SNI unless it is an IP address literal, which SNI does not allow.
-    public func makeClientHandler(
+    package func makeClientHandler(
         context: NIOSSLContext,
         serverHostname: String?,
         logger: Logger? = nil,
@@ -124,7 +124,7 @@ extension ServerTrustPolicy {
     /// The client-side TLS configuration and verification enforcing this policy.
     ///
     /// - Parameter clientIdentity: presented when the server asks for a client certificate.
-    public func clientTLSConfiguration(clientIdentity: TLSIdentity? = nil) throws(TrustError)
+    package func clientTLSConfiguration(clientIdentity: TLSIdentity? = nil) throws(TrustError)
         -> ClientTLSConfiguration
     {
         try ClientTLSConfiguration(policy: self, clientIdentity: clientIdentity)

@@ -2,7 +2,7 @@
 ///
 /// Every case names the file involved and says how to fix the problem, because these errors end up in front of
 /// an operator at startup, not in front of a developer.
-public enum IdentityError: Error, Equatable, Sendable {
+package enum IdentityError: Error, Equatable, Sendable {
     /// The identity directory does not exist and could not be created.
     case directoryNotCreatable(path: String, reason: String)
     /// A file exists but could not be read (permissions, I/O error, not a regular file).
@@ -30,7 +30,7 @@ public enum IdentityError: Error, Equatable, Sendable {
 }
 
 extension IdentityError: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch self {
         case .directoryNotCreatable(let path, let reason):
             return "Cannot create the TLS identity directory '\(path)': \(reason). "

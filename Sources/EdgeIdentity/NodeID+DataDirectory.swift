@@ -10,16 +10,16 @@ import Foundation
 
 extension NodeID {
     /// The file in the data directory that holds the ID.
-    public static let fileName = "node-id"
+    package static let fileName = "node-id"
 
-    public static func filePath(dataDirectory: String) -> String {
+    package static func filePath(dataDirectory: String) -> String {
         (dataDirectory as NSString).appendingPathComponent(fileName)
     }
 
     /// Reads `<dataDirectory>/node-id`, or generates and stores a new ID when the file does not exist yet.
     ///
     /// An existing file that cannot be read or does not hold a UUID is an error, never silently replaced.
-    public static func loadOrCreate(dataDirectory: String) throws(NodeIDError) -> NodeID {
+    package static func loadOrCreate(dataDirectory: String) throws(NodeIDError) -> NodeID {
         let path = filePath(dataDirectory: dataDirectory)
         if let existing = try load(path: path) {
             return existing
@@ -32,7 +32,7 @@ extension NodeID {
 
     /// The ID already stored in the data directory, if any; reads only, so it is safe on a directory the gateway
     /// must not change.
-    public static func existing(dataDirectory: String) throws(NodeIDError) -> NodeID? {
+    package static func existing(dataDirectory: String) throws(NodeIDError) -> NodeID? {
         try load(path: filePath(dataDirectory: dataDirectory))
     }
 

@@ -6,15 +6,15 @@ import Foundation
 /// It is published in DNS-SD TXT records (`id=`) and pairing payloads (`id=`), always in the lowercase
 /// canonical form.
 public struct NodeID: Sendable, Hashable, CustomStringConvertible {
-    public let uuid: UUID
+    package let uuid: UUID
 
-    public init(uuid: UUID) {
+    package init(uuid: UUID) {
         self.uuid = uuid
     }
 
     /// Parses exactly the canonical form `description` produces (36 lowercase characters), so an ID has one
     /// spelling.
-    public init?(canonical text: String) {
+    package init?(canonical text: String) {
         guard text.utf8.count == 36, text == text.lowercased(), let uuid = UUID(uuidString: text) else {
             return nil
         }
@@ -28,12 +28,12 @@ public struct NodeID: Sendable, Hashable, CustomStringConvertible {
 
 /// Why the node ID file could not be read or created. Start-up stops on any of these: replacing an unreadable
 /// ID would make every device and peer see a different node.
-public enum NodeIDError: Error, Equatable, CustomStringConvertible {
+package enum NodeIDError: Error, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     case corrupt(path: String)
     case notWritable(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let path, let reason):
             "cannot read the node ID file \(path): \(reason). It is not regenerated, because peers and paired "

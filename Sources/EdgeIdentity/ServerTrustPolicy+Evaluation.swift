@@ -16,7 +16,7 @@ extension ServerTrustPolicy {
     ///
     /// - Parameters:
     ///   - serverHostname: the host name or IP address dialled; needed when the policy checks hostnames.
-    public func evaluate(
+    package func evaluate(
         presentedChain: [Certificate],
         serverHostname: String?
     ) async -> Result<Void, TrustError> {

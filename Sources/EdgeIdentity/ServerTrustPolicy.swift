@@ -23,18 +23,18 @@ public enum ServerTrustPolicy: Hashable, Sendable {
 
 extension ServerTrustPolicy {
     /// Pins a certificate given by its SHA-256 fingerprint in hex, with or without colons.
-    public static func pinned(fingerprint: String) throws(TrustError) -> ServerTrustPolicy {
+    package static func pinned(fingerprint: String) throws(TrustError) -> ServerTrustPolicy {
         .pinned(sha256: try CertificateFingerprint(hexString: fingerprint, algorithm: .sha256).bytes)
     }
 
     /// Pins the certificate encoded in `derBytes`.
-    public static func pinned(certificateDER derBytes: [UInt8]) -> ServerTrustPolicy {
+    package static func pinned(certificateDER derBytes: [UInt8]) -> ServerTrustPolicy {
         .pinned(sha256: CertificateFingerprint(derBytes: derBytes, algorithm: .sha256).bytes)
     }
 
     /// Pins the certificate stored in `path`, PEM or DER encoded. A PEM file must hold exactly one certificate,
     /// so that it is unambiguous which one is pinned.
-    public static func pinned(certificateFile path: String) throws(TrustError) -> ServerTrustPolicy {
+    package static func pinned(certificateFile path: String) throws(TrustError) -> ServerTrustPolicy {
         let certificates = try Self.readCertificates(path)
         guard certificates.count == 1 else {
             throw .certificateFileUnusable(
@@ -46,14 +46,14 @@ extension ServerTrustPolicy {
     }
 
     /// Trusts the CA certificates stored in `path` (PEM, one or more; or a single DER certificate).
-    public static func ca(rootsFile path: String, checkHostname: Bool) throws(TrustError)
+    package static func ca(rootsFile path: String, checkHostname: Bool) throws(TrustError)
         -> ServerTrustPolicy
     {
         .ca(roots: try Self.readCertificates(path).map { $0.certificate }, checkHostname: checkHostname)
     }
 
     /// Trusts the CA certificates stored in all of `paths`.
-    public static func ca(rootsFiles paths: [String], checkHostname: Bool) throws(TrustError) -> ServerTrustPolicy {
+    package static func ca(rootsFiles paths: [String], checkHostname: Bool) throws(TrustError) -> ServerTrustPolicy {
         .ca(roots: try certificates(inFiles: paths), checkHostname: checkHostname)
     }
 

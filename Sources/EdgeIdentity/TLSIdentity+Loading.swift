@@ -3,7 +3,7 @@ import NIOSSL
 extension TLSIdentity {
     /// Loads an identity from a PEM certificate file (leaf first, then any intermediates) and a PEM private key
     /// file (PKCS#8, SEC1 or PKCS#1; unencrypted).
-    public static func load(certificatePEMFile: String, keyPEMFile: String) throws(IdentityError)
+    package static func load(certificatePEMFile: String, keyPEMFile: String) throws(IdentityError)
         -> TLSIdentity
     {
         let certificateChain = try Self.readCertificateChain(pemFile: certificatePEMFile)
@@ -17,7 +17,7 @@ extension TLSIdentity {
     }
 
     /// Loads an identity from a PKCS#12 (`.p12`/`.pfx`) bundle holding the chain and the private key.
-    public static func load(pkcs12File: String, password: String) throws(IdentityError) -> TLSIdentity {
+    package static func load(pkcs12File: String, password: String) throws(IdentityError) -> TLSIdentity {
         let contents = try IdentityFileSystem.readFile(pkcs12File)
         let bundle: NIOSSLPKCS12Bundle
         do {

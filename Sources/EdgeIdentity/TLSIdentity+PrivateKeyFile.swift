@@ -2,7 +2,8 @@ extension TLSIdentity {
     /// Loads an identity whose key file must be readable by its owner only (the self-signed identity, a client
     /// certificate for an upstream). A key that others can read may already have leaked: like ssh, refuse it
     /// so the operator knows, rather than quietly use or tighten it.
-    public static func loadRequiringPrivateKeyFile(certificatePEMFile: String, keyPEMFile: String) throws(IdentityError)
+    package static func loadRequiringPrivateKeyFile(certificatePEMFile: String, keyPEMFile: String)
+        throws(IdentityError)
         -> TLSIdentity
     {
         try Self.requireOwnerOnly(keyPEMFile)
@@ -10,7 +11,7 @@ extension TLSIdentity {
     }
 
     /// Loads a PKCS#12 client identity; the bundle holds the private key, so it must be private to its owner.
-    public static func loadRequiringPrivateKeyFile(pkcs12File: String, password: String) throws(IdentityError)
+    package static func loadRequiringPrivateKeyFile(pkcs12File: String, password: String) throws(IdentityError)
         -> TLSIdentity
     {
         try Self.requireOwnerOnly(pkcs12File)

@@ -5,10 +5,10 @@ import X509
 
 extension TLSIdentity {
     /// File names of the persisted self-signed identity inside its directory.
-    public static let certificateFileName = "identity-cert.pem"
-    public static let keyFileName = "identity-key.pem"
+    package static let certificateFileName = "identity-cert.pem"
+    package static let keyFileName = "identity-key.pem"
     /// Suffix of the files a rotation keeps from the identity it replaced.
-    public static let previousFileSuffix = ".previous"
+    package static let previousFileSuffix = ".previous"
 
     /// How long a generated certificate is valid: 825 days.
     ///
@@ -17,7 +17,7 @@ extension TLSIdentity {
     /// so the validity is as long as is safe. 825 days is the longest Apple platforms accept for a TLS server
     /// certificate, and Couchbase Lite clients on iOS/macOS may evaluate it with the platform's rules.
     /// Renewal is an explicit operator action (`rotateSelfSigned`), never automatic.
-    public static let selfSignedValidity: TimeInterval = 825 * 24 * 60 * 60
+    package static let selfSignedValidity: TimeInterval = 825 * 24 * 60 * 60
 
     /// A margin for peers whose clocks are behind ours, so a fresh certificate is not "not yet valid" to them.
     static let clockSkewAllowance: TimeInterval = 60 * 60
@@ -35,7 +35,7 @@ extension TLSIdentity {
     /// - Parameters:
     ///   - directory: where the PEM files live; created with mode 0700 if missing.
     ///   - commonName: the node name, used as subject CN and as a DNS subject alternative name.
-    public static func loadOrCreateSelfSigned(
+    package static func loadOrCreateSelfSigned(
         directory: String,
         commonName: String,
         logger: Logger
@@ -76,7 +76,7 @@ extension TLSIdentity {
     ///
     /// The replaced files are kept as `*.previous` (overwriting older ones): the running process keeps serving
     /// the identity it loaded until it restarts, and the operator can roll back by renaming them.
-    public static func rotateSelfSigned(
+    package static func rotateSelfSigned(
         directory: String,
         commonName: String,
         logger: Logger

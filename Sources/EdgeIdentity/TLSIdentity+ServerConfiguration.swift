@@ -3,7 +3,7 @@ import X509
 
 extension TLSIdentity {
     /// Whether a listener asks its clients for certificates.
-    public enum ClientAuthentication: Hashable, Sendable {
+    package enum ClientAuthentication: Hashable, Sendable {
         /// Clients present no certificate; they authenticate in HTTP (Basic, session) if at all.
         case none
         /// Every client must present a certificate chaining to one of `trustedRoots`; others fail the handshake.
@@ -11,7 +11,7 @@ extension TLSIdentity {
     }
 
     /// A NIOSSL server configuration presenting this identity.
-    public func serverTLSConfiguration(
+    package func serverTLSConfiguration(
         clientAuthentication: ClientAuthentication = .none
     ) throws(IdentityError) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeServerConfiguration(

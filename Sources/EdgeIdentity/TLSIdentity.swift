@@ -8,11 +8,11 @@ import X509
 /// when it replicates upstream (when the upstream asks for a client certificate).
 public struct TLSIdentity: Sendable {
     /// The chain to present, leaf first.
-    public let certificateChain: [NIOSSLCertificate]
+    package let certificateChain: [NIOSSLCertificate]
     /// The leaf's private key.
-    public let privateKey: NIOSSLPrivateKey
+    package let privateKey: NIOSSLPrivateKey
     /// The leaf, parsed, for display and inspection.
-    public let leafCertificate: Certificate
+    package let leafCertificate: Certificate
     /// The leaf's DER encoding: what fingerprints and pins are computed over.
     public let derBytes: [UInt8]
 
@@ -74,12 +74,12 @@ public struct TLSIdentity: Sendable {
     }
 
     /// The SHA-256 fingerprint of the leaf certificate; what peers pin.
-    public var sha256Fingerprint: CertificateFingerprint {
+    package var sha256Fingerprint: CertificateFingerprint {
         CertificateFingerprint(derBytes: self.derBytes, algorithm: .sha256)
     }
 
     /// The SHA-1 fingerprint of the leaf certificate, for tools that still display it.
-    public var sha1Fingerprint: CertificateFingerprint {
+    package var sha1Fingerprint: CertificateFingerprint {
         CertificateFingerprint(derBytes: self.derBytes, algorithm: .sha1)
     }
 
@@ -89,15 +89,15 @@ public struct TLSIdentity: Sendable {
     }
 
     /// The leaf's subject as an RFC 4514 string, e.g. `CN=edge-01`.
-    public var subject: String {
+    package var subject: String {
         self.leafCertificate.subject.description
     }
 
-    public var notValidBefore: Date {
+    package var notValidBefore: Date {
         self.leafCertificate.notValidBefore
     }
 
-    public var notValidAfter: Date {
+    package var notValidAfter: Date {
         self.leafCertificate.notValidAfter
     }
 

@@ -6,18 +6,18 @@ import Foundation
 /// An upstream with `server_trust = "trust-store"` is held to the pin recorded for its URL's endpoint. The file is
 /// `trusted-peers.json` in the data directory, replaced atomically, readable by its owner only, since it decides
 /// whom the gateway will send data to.
-public struct TrustedPeerStore: Sendable {
-    public struct Entry: Codable, Sendable, Equatable {
+package struct TrustedPeerStore: Sendable {
+    package struct Entry: Codable, Sendable, Equatable {
         /// `host:port`, the host lowercased and an IPv6 literal in brackets.
-        public var endpoint: String
+        package var endpoint: String
         /// Uppercase colon-separated hex, as printed by `openssl x509 -fingerprint -sha256`.
-        public var sha256: String
+        package var sha256: String
         /// Where the pin came from, for `trust list`: a node name from a pairing payload, or the certificate's
         /// subject.
-        public var label: String
-        public var addedAt: Date
+        package var label: String
+        package var addedAt: Date
 
-        public init(endpoint: String, sha256: CertificateFingerprint, label: String, addedAt: Date = Date()) {
+        package init(endpoint: String, sha256: CertificateFingerprint, label: String, addedAt: Date = Date()) {
             self.endpoint = endpoint
             self.sha256 = sha256.colonHex
             self.label = label
@@ -25,16 +25,16 @@ public struct TrustedPeerStore: Sendable {
         }
     }
 
-    public static let fileName = "trusted-peers.json"
+    package static let fileName = "trusted-peers.json"
 
-    public let path: String
+    package let path: String
 
-    public init(dataDirectory: String) {
+    package init(dataDirectory: String) {
         path = (dataDirectory as NSString).appendingPathComponent(Self.fileName)
     }
 
     /// The canonical spelling of an endpoint, so that `LOCALHOST:4984` and `localhost:4984` are one entry.
-    public static func endpoint(host: String, port: Int) -> String {
+    package static func endpoint(host: String, port: Int) -> String {
         var host = host.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") {
             host = String(host.dropFirst().dropLast())
@@ -43,7 +43,7 @@ public struct TrustedPeerStore: Sendable {
     }
 
     /// Splits `host:port` or `[v6]:port`.
-    public static func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
+    package static func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
             (1...65535).contains(port)
         else { return nil }
@@ -57,7 +57,7 @@ public struct TrustedPeerStore: Sendable {
     }
 
     /// Every recorded pin, oldest first; none when the file does not exist yet.
-    public func entries() throws(IdentityError) -> [Entry] {
+    package func entries() throws(IdentityError) -> [Entry] {
         guard IdentityFileSystem.fileExists(path) else { return [] }
         let contents = try IdentityFileSystem.readFile(path)
         let decoder = JSONDecoder()
@@ -72,7 +72,7 @@ public struct TrustedPeerStore: Sendable {
     }
 
     /// Records `entry`, replacing any pin for the same endpoint.
-    public func add(_ entry: Entry) throws(IdentityError) {
+    package func add(_ entry: Entry) throws(IdentityError) {
         var entries = try entries().filter { $0.endpoint != entry.endpoint }
         entries.append(entry)
         try save(entries)
@@ -80,7 +80,7 @@ public struct TrustedPeerStore: Sendable {
 
     /// Forgets the pin for `endpoint`; false when there was none.
     @discardableResult
-    public func remove(endpoint: String) throws(IdentityError) -> Bool {
+    package func remove(endpoint: String) throws(IdentityError) -> Bool {
         let entries = try entries()
         let remaining = entries.filter { $0.endpoint != endpoint }
         guard remaining.count != entries.count else { return false }
@@ -89,7 +89,7 @@ public struct TrustedPeerStore: Sendable {
     }
 
     /// The pin recorded for `host:port`, as a trust policy.
-    public func policy(host: String, port: Int) throws -> ServerTrustPolicy? {
+    package func policy(host: String, port: Int) throws -> ServerTrustPolicy? {
         let endpoint = Self.endpoint(host: host, port: port)
         guard let entry = try entries().first(where: { $0.endpoint == endpoint }) else { return nil }
         return try .pinned(fingerprint: entry.sha256)

@@ -6,7 +6,7 @@ extension ActiveReplicator {
     /// How many sequences the database has moved past the saved push checkpoint of its default collection: the
     /// local changes the upstream may not have yet. Nil for a pull-only upstream; from the database's first
     /// sequence when nothing was saved yet.
-    public func pushCheckpointLag() async throws -> Int64? {
+    package func pushCheckpointLag() async throws -> Int64? {
         guard configuration.direction.pushes else { return nil }
         let saved = try await Checkpointer.savedLocalCopy(
             in: database, checkpointID: checkpointID(), logger: logger)
@@ -18,7 +18,7 @@ extension ActiveReplicator {
     /// default collection: the remote changes not yet pulled for good. Nil for a push-only upstream, and until
     /// the feed has sent a row; numeric sequences only (LiteCore's integers, Sync Gateway's `"123"` or compound
     /// `"low:seq"` strings, read by their last part).
-    public func pullCheckpointLag() async throws -> Int64? {
+    package func pullCheckpointLag() async throws -> Int64? {
         guard configuration.direction.pulls, let newest = newestRemoteSequence else { return nil }
         let saved = try await Checkpointer.savedLocalCopy(
             in: database, checkpointID: checkpointID(), logger: logger)

@@ -23,7 +23,7 @@ extension ActiveReplicator {
         /// rule decides then.
         case merge
 
-        public func resolve(_ conflict: RevisionConflict) -> ConflictResolution {
+        package func resolve(_ conflict: RevisionConflict) -> ConflictResolution {
             switch self {
             case .default:
                 Self.couchbaseLiteDefault(conflict)

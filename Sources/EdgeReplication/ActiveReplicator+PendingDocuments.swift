@@ -5,13 +5,13 @@ extension ActiveReplicator {
     /// Documents changed locally after the push checkpoint, within the document-ID filter: what
     /// the next push will propose, like Couchbase Lite's `pendingDocumentIds`. Documents whose current revision
     /// was pulled from this upstream are left out, as the push leaves them out.
-    public func pendingDocumentIDs() async throws -> Set<String> {
+    package func pendingDocumentIDs() async throws -> Set<String> {
         let since = try await pushedSequence(for: "pendingDocumentIDs")
         return try await pendingDocuments(since: since, options: configuration.pushedChanges)
     }
 
     /// Whether `docID` has a local change the next push will propose (see `pendingDocumentIDs`).
-    public func isDocumentPending(_ docID: String) async throws -> Bool {
+    package func isDocumentPending(_ docID: String) async throws -> Bool {
         let since = try await pushedSequence(for: "isDocumentPending")
         if let filter = configuration.documentIDFilter, !filter.contains(docID) { return false }
         return try await !pendingDocuments(since: since, options: ChangesOptions(docIDs: [docID])).isEmpty

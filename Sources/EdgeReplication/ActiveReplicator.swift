@@ -49,10 +49,10 @@ public actor ActiveReplicator {
     /// Where one connection goes and how its server is trusted.
     public struct Endpoint: Sendable {
         /// `ws://host:port/db` or `wss://host:port/db`.
-        public var remoteURL: String
-        public var tls: ClientTLSConfiguration?
+        package var remoteURL: String
+        package var tls: ClientTLSConfiguration?
 
-        public init(remoteURL: String, tls: ClientTLSConfiguration?) {
+        package init(remoteURL: String, tls: ClientTLSConfiguration?) {
             self.remoteURL = remoteURL
             self.tls = tls
         }
@@ -66,7 +66,7 @@ public actor ActiveReplicator {
         /// Decides before each connection where to connect and how to trust it, instead of `remoteURL` and
         /// `tls`: a paired gateway is looked for at each address of its pairing payload, and the certificate
         /// that matched the payload is the one pinned. A thrown error ends the run as a dial error would.
-        public var endpointResolver: EndpointResolver?
+        package var endpointResolver: EndpointResolver?
         /// The upstream's stable identity. Checkpoints are keyed by it, not by the URL, so reaching
         /// the same upstream by another address resumes where the last run stopped.
         public var remoteUUID: String
@@ -77,18 +77,18 @@ public actor ActiveReplicator {
         /// check when `nil`.
         public var tls: ClientTLSConfiguration?
         /// Interval of WebSocket pings; a silent peer is dropped within two of them. `nil` sends none.
-        public var heartbeat: Duration?
+        package var heartbeat: Duration?
         /// Rows per `proposeChanges` and per `changes` batch asked of the upstream.
         public var batchSize: Int
         /// How often progress is saved as a checkpoint while replicating, so that a crash or a lost connection
         /// costs at most this much work again, not the whole run.
-        public var checkpointInterval: Duration
+        package var checkpointInterval: Duration
         /// Decides pulled revisions that conflict with local ones.
-        public var conflictResolver: ConflictResolver
+        package var conflictResolver: ConflictResolver
         /// Push and pull only these documents; empty means all.
-        public var documentIDs: [String]
+        package var documentIDs: [String]
         /// Pull only these Sync Gateway channels; empty means all the upstream lets this user see.
-        public var channels: [String]
+        package var channels: [String]
         /// The collections replicated, each with its own checkpoint; only the default one in legacy mode.
         public var collections: [CollectionName]
 
@@ -134,7 +134,7 @@ public actor ActiveReplicator {
         var pushedChanges: ChangesOptions { ChangesOptions(docIDs: documentIDFilter.map(Set.init)) }
     }
 
-    public enum Activity: String, Sendable, Hashable {
+    package enum Activity: String, Sendable, Hashable {
         case stopped
         case offline
         case connecting
@@ -143,13 +143,13 @@ public actor ActiveReplicator {
     }
 
     public struct Status: Sendable, Hashable {
-        public var activity: Activity = .stopped
+        package var activity: Activity = .stopped
         /// Revisions pushed or pulled (or found already present on the other side) in this run.
         public var completed = 0
         /// Revisions this run has learned it must push or pull.
-        public var total = 0
+        package var total = 0
         public var lastError: String?
-        public var lastSuccess: Date?
+        package var lastSuccess: Date?
     }
 
     let database: DocumentDatabase
@@ -188,7 +188,7 @@ public actor ActiveReplicator {
 
     /// Replaces the server trust (and client certificate) used from the next connection on, such as a pin that
     /// changed in the trust store; a connection already open keeps the trust it was made with.
-    public func replaceTLS(_ tls: ClientTLSConfiguration?) {
+    package func replaceTLS(_ tls: ClientTLSConfiguration?) {
         configuration.tls = tls
     }
 
@@ -490,7 +490,7 @@ public actor ActiveReplicator {
     }
 }
 
-public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidRemoteURL(String, reason: String)
     /// The peer answered a request with an error.
     case peerRefused(request: String, domain: String, code: Int, message: String)
@@ -505,7 +505,7 @@ public enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConver
     /// A push-only question was asked of a pull-only replicator.
     case notPushing(operation: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidRemoteURL(let url, let reason):
             "invalid upstream URL '\(url)': \(reason)"

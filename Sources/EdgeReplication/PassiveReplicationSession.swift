@@ -11,17 +11,17 @@ import Synchronization
 /// attachments) and feeds pulls with `changes` and `rev` messages (spec §3, §9).
 ///
 /// Create it, call `start()` before running the connection, and `stop()` once the connection ended.
-public actor PassiveReplicationSession {
-    public struct Configuration: Sendable {
+package actor PassiveReplicationSession {
+    package struct Configuration: Sendable {
         /// Collections this peer serves; `getCollections` answers `null` for any other, and legacy
         /// mode (no `getCollections`) works only when the default collection is among them.
-        public var servedCollections: [CollectionName]
+        package var servedCollections: [CollectionName]
         /// Whether revisions may travel as JSON deltas, in either direction (spec §6).
-        public var deltaSync: Bool
+        package var deltaSync: Bool
         /// Unanswered `changes` batches per pull feed; LiteCore allows 5, Sync Gateway 2 (spec §3.5).
-        public var maxChangesBatchesInFlight: Int
+        package var maxChangesBatchesInFlight: Int
 
-        public init(
+        package init(
             servedCollections: [CollectionName] = [.default],
             deltaSync: Bool = true,
             maxChangesBatchesInFlight: Int = 5
@@ -60,7 +60,7 @@ public actor PassiveReplicationSession {
     let configuration: Configuration
     let logger: Logger
     /// What this connection has moved so far, for status reports.
-    public let counters: ReplicationCounters
+    package let counters: ReplicationCounters
     var mode = Mode.undecided
     var keyspaceStates: [Int: KeyspaceState] = [:]
     /// The receivers of pushed revisions, one per keyspace they were addressed to (each with the inserter that
@@ -69,7 +69,7 @@ public actor PassiveReplicationSession {
     /// actor.
     let revisionReceivers = Mutex<[Int: RevisionReceiver]>([:])
 
-    public init(
+    package init(
         connection: BLIPConnection,
         database: DocumentDatabase,
         configuration: Configuration = Configuration(),
@@ -86,7 +86,7 @@ public actor PassiveReplicationSession {
     }
 
     /// Registers the request handlers on the connection; call before `BLIPConnection.run`.
-    public func start() async {
+    package func start() async {
         await register(.getCollections) { session, request in try await session.getCollections(request) }
         await register(.getCheckpoint) { session, request in try await session.getCheckpoint(request) }
         await register(.setCheckpoint) { session, request in try await session.setCheckpoint(request) }
@@ -107,7 +107,7 @@ public actor PassiveReplicationSession {
 
     /// Ends every pull feed and unregisters the handlers (which hold this session); call once the
     /// connection has ended.
-    public func stop() async {
+    package func stop() async {
         for key in keyspaceStates.keys {
             keyspaceStates[key]?.pullFeed?.cancel()
             keyspaceStates[key]?.pullFeed = nil

@@ -22,32 +22,32 @@ public final class ReplicationCounters: Sendable {
     private let failures = Mutex<[ReplicationErrorKind: Int]>([:])
     private let aggregate: ReplicationCounters?
 
-    public init(aggregatingInto aggregate: ReplicationCounters? = nil) {
+    package init(aggregatingInto aggregate: ReplicationCounters? = nil) {
         self.aggregate = aggregate
     }
 
-    public var documentsPushed: Int { pushed.load(ordering: .relaxed) }
-    public var documentsPulled: Int { pulled.load(ordering: .relaxed) }
+    package var documentsPushed: Int { pushed.load(ordering: .relaxed) }
+    package var documentsPulled: Int { pulled.load(ordering: .relaxed) }
     /// Bytes pushed: JSON bodies of the revisions and the blobs (attachments) they needed.
-    public var bytesPushed: Int { pushedBytes.load(ordering: .relaxed) }
+    package var bytesPushed: Int { pushedBytes.load(ordering: .relaxed) }
     /// Bytes pulled: JSON bodies of the revisions and the blobs (attachments) they needed.
-    public var bytesPulled: Int { pulledBytes.load(ordering: .relaxed) }
+    package var bytesPulled: Int { pulledBytes.load(ordering: .relaxed) }
     /// Pushed revisions refused by the receiving side for a reason other than a conflict.
-    public var pushesRejected: Int { rejectedPushes.load(ordering: .relaxed) }
+    package var pushesRejected: Int { rejectedPushes.load(ordering: .relaxed) }
     /// Pulled revisions refused by the receiving side for a reason other than a conflict.
-    public var pullsRejected: Int { rejectedPulls.load(ordering: .relaxed) }
+    package var pullsRejected: Int { rejectedPulls.load(ordering: .relaxed) }
     /// Revisions refused because they conflicted with the receiver's current revision.
-    public var conflicts: Int { conflictCount.load(ordering: .relaxed) }
+    package var conflicts: Int { conflictCount.load(ordering: .relaxed) }
     /// Revisions offered but then reported unavailable by their sender (`norev`, or a `rev` carrying an error).
-    public var missingRevisions: Int { missingRevisionCount.load(ordering: .relaxed) }
+    package var missingRevisions: Int { missingRevisionCount.load(ordering: .relaxed) }
 
     /// Revisions the pushing side offered (rows of `proposeChanges`, or of `changes` from a pusher), whether the
     /// receiver then wanted them or not, as Sync Gateway's `propose_change_count`. Counted where the offers arrive
     /// for a listener, where they leave for an upstream.
-    public var revisionsProposed: Int { proposedRevisionCount.load(ordering: .relaxed) }
+    package var revisionsProposed: Int { proposedRevisionCount.load(ordering: .relaxed) }
 
     /// Failures of one kind since start. Conflicts, missing and rejected revisions are the counts above.
-    public func errors(of kind: ReplicationErrorKind) -> Int {
+    package func errors(of kind: ReplicationErrorKind) -> Int {
         let counted = failures.withLock { $0[kind] ?? 0 }
         return switch kind {
         case .conflict: counted + conflicts
@@ -57,7 +57,7 @@ public final class ReplicationCounters: Sendable {
         }
     }
 
-    public func countError(_ kind: ReplicationErrorKind) {
+    package func countError(_ kind: ReplicationErrorKind) {
         failures.withLock { $0[kind, default: 0] += 1 }
         aggregate?.countError(kind)
     }

@@ -6,7 +6,7 @@ import UpstreamDialer
 
 /// What went wrong in replication, for `ReplicationCounters` and the `kind` label of the metrics' error counts.
 /// Each kind is counted where that failure happens, once per failure.
-public enum ReplicationErrorKind: String, CaseIterable, Sendable {
+package enum ReplicationErrorKind: String, CaseIterable, Sendable {
     /// Credentials or certificates refused: a listener refusing an upgrade's credentials (401), an upstream
     /// answering 401 or 403, an upstream certificate not trusted or a TLS handshake that failed.
     case auth
@@ -30,7 +30,7 @@ public enum ReplicationErrorKind: String, CaseIterable, Sendable {
     case other
 
     /// The kind of an error that stopped an upstream's run or a listener's connection, or failed a store call.
-    public init(classifying error: any Error) {
+    package init(classifying error: any Error) {
         switch error {
         case let error as StoreError:
             self.init(storeError: error)

@@ -5,9 +5,9 @@ import SyncIdentifiers
 ///
 /// Blobs are written to a temporary file, verified, fsynced and renamed into place, so a blob
 /// file is either absent or complete and correct.
-public final class BlobStore: Sendable {
+package final class BlobStore: Sendable {
     /// The directory holding the blob files.
-    public let directory: URL
+    package let directory: URL
     let temporaryDirectory: URL
     /// Shared with the database the blobs belong to: a blob refused for space degrades the whole store.
     let diskFullState = DiskFullState()
@@ -24,31 +24,31 @@ public final class BlobStore: Sendable {
     }
 
     /// Starts writing a blob whose content will be appended in chunks.
-    public func makeWriter() throws -> BlobWriter {
+    package func makeWriter() throws -> BlobWriter {
         try BlobWriter(store: self)
     }
 
     /// Stores `content` in one go; see `BlobWriter.finish(expectedDigest:)`.
     @discardableResult
-    public func write(_ content: Data, expectedDigest: BlobDigest? = nil) throws -> BlobDigest {
+    package func write(_ content: Data, expectedDigest: BlobDigest? = nil) throws -> BlobDigest {
         let writer = try makeWriter()
         try writer.append(content)
         return try writer.finish(expectedDigest: expectedDigest)
     }
 
     /// Whether a blob is stored.
-    public func contains(_ digest: BlobDigest) -> Bool {
+    package func contains(_ digest: BlobDigest) -> Bool {
         FileManager.default.fileExists(atPath: url(for: digest).path)
     }
 
     /// The size of a stored blob in bytes, or `nil` if it is not stored.
-    public func length(of digest: BlobDigest) -> Int64? {
+    package func length(of digest: BlobDigest) -> Int64? {
         let attributes = try? FileManager.default.attributesOfItem(atPath: url(for: digest).path)
         return (attributes?[.size] as? NSNumber)?.int64Value
     }
 
     /// The content of a blob as a sequence of chunks of at most `chunkSize` bytes.
-    public func chunks(of digest: BlobDigest, chunkSize: Int = 64 * 1024) throws -> BlobChunks {
+    package func chunks(of digest: BlobDigest, chunkSize: Int = 64 * 1024) throws -> BlobChunks {
         precondition(chunkSize > 0, "chunk size must be positive")
         guard let handle = FileHandle(forReadingAtPath: url(for: digest).path) else {
             throw StoreError.blobNotFound(digest: digest.description)
@@ -57,7 +57,7 @@ public final class BlobStore: Sendable {
     }
 
     /// The whole content of a blob; meant for small blobs.
-    public func read(_ digest: BlobDigest) throws -> Data {
+    package func read(_ digest: BlobDigest) throws -> Data {
         guard let data = FileManager.default.contents(atPath: url(for: digest).path) else {
             throw StoreError.blobNotFound(digest: digest.description)
         }
@@ -116,24 +116,24 @@ public final class BlobStore: Sendable {
 }
 
 /// The chunks of one blob, read lazily from its file.
-public struct BlobChunks: AsyncSequence {
-    public typealias Element = Data
+package struct BlobChunks: AsyncSequence {
+    package typealias Element = Data
 
     let handle: FileHandle
     let chunkSize: Int
     let path: String
 
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(handle: handle, chunkSize: chunkSize, path: path)
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         let handle: FileHandle
         let chunkSize: Int
         let path: String
         var finished = false
 
-        public mutating func next() async throws -> Data? {
+        package mutating func next() async throws -> Data? {
             guard !finished else { return nil }
             let chunk: Data?
             do {

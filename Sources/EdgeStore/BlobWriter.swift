@@ -4,13 +4,13 @@ import SyncIdentifiers
 
 /// Streams one blob into the store: append chunks, then `finish` (or `cancel`). Use it from one
 /// task at a time. An unfinished writer deletes its temporary file when released.
-public final class BlobWriter {
+package final class BlobWriter {
     private let store: BlobStore
     private let temporaryURL: URL
     private var handle: FileHandle?
     private var hasher = Insecure.SHA1()
     /// Bytes appended so far.
-    public private(set) var length: Int64 = 0
+    package private(set) var length: Int64 = 0
 
     init(store: BlobStore) throws {
         self.store = store
@@ -29,7 +29,7 @@ public final class BlobWriter {
     }
 
     /// Appends the next chunk of content.
-    public func append(_ chunk: Data) throws {
+    package func append(_ chunk: Data) throws {
         guard let handle else { throw StoreError.blobWriterClosed }
         do {
             try handle.write(contentsOf: chunk)
@@ -44,7 +44,7 @@ public final class BlobWriter {
     /// Verifies the content against `expectedDigest` (if given) and installs the blob durably.
     /// On a mismatch nothing is stored and `StoreError.blobDigestMismatch` is thrown.
     @discardableResult
-    public func finish(expectedDigest: BlobDigest? = nil) throws -> BlobDigest {
+    package func finish(expectedDigest: BlobDigest? = nil) throws -> BlobDigest {
         guard let handle else { throw StoreError.blobWriterClosed }
         let digest = BlobDigest(sha1: hasher.finalize())
         do {
@@ -76,7 +76,7 @@ public final class BlobWriter {
     }
 
     /// Abandons the blob; nothing is stored.
-    public func cancel() {
+    package func cancel() {
         discard()
     }
 

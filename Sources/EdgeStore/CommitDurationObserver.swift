@@ -3,7 +3,7 @@ import Synchronization
 /// Hands the duration of every committed write transaction to one handler, set by whoever measures them.
 ///
 /// Transactions already batch many revisions, so one lock per commit costs nothing the writer would notice.
-public final class CommitDurationObserver: Sendable {
+package final class CommitDurationObserver: Sendable {
     /// The handler sits in a class so that the lock holds a reference, not a closure: a closure passed `inout`
     /// through `Mutex.withLock`'s generic parameter is re-wrapped in two reabstraction thunks on every access and
     /// written back, so each commit lengthened the chain the next one called through, until the stack overflowed
@@ -15,10 +15,10 @@ public final class CommitDurationObserver: Sendable {
 
     private let handler = Mutex<Handler?>(nil)
 
-    public init() {}
+    package init() {}
 
     /// Replaces the handler; nil stops reporting.
-    public func observe(_ handler: (@Sendable (Duration) -> Void)?) {
+    package func observe(_ handler: (@Sendable (Duration) -> Void)?) {
         let boxed = handler.map(Handler.init)
         self.handler.withLock { $0 = boxed }
     }

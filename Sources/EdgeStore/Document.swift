@@ -3,37 +3,37 @@ import SyncIdentifiers
 
 /// A document's current state: its winning revision and that revision's body.
 public struct Document: Sendable, Equatable {
-    public let docID: String
+    package let docID: String
     /// The winning revision (see `RevisionTree.winner` for the rules).
-    public let revID: RevisionID
+    package let revID: RevisionID
     /// Whether the winning revision is a tombstone.
-    public let deleted: Bool
+    package let deleted: Bool
     /// The sequence of the document's latest change.
-    public let sequence: Int64
+    package let sequence: Int64
     /// The winning revision's JSON body (`{}` for a plain tombstone).
-    public let body: Data
+    package let body: Data
 }
 
 /// One stored revision of a document.
 public struct Revision: Sendable, Equatable {
-    public let docID: String
-    public let revID: RevisionID
-    public let deleted: Bool
+    package let docID: String
+    package let revID: RevisionID
+    package let deleted: Bool
     /// The JSON body, or `nil` if it was dropped by the body-retention policy (or never received,
     /// for ancestors known only from a history).
-    public let body: Data?
+    package let body: Data?
 }
 
 /// A leaf of a document's revision tree.
-public struct LeafRevision: Sendable, Equatable {
-    public let revID: RevisionID
-    public let deleted: Bool
+package struct LeafRevision: Sendable, Equatable {
+    package let revID: RevisionID
+    package let deleted: Bool
 }
 
 /// The outcome of a local write.
-public struct SavedRevision: Sendable, Equatable {
-    public let revID: RevisionID
-    public let sequence: Int64
+package struct SavedRevision: Sendable, Equatable {
+    package let revID: RevisionID
+    package let sequence: Int64
 }
 
 /// Canonical JSON (sorted keys, compact) of a document body, the input to revision ID digests.

@@ -10,7 +10,7 @@ extension DocumentDatabase {
     /// Runs inside a write transaction so no revision can start referencing a blob being deleted.
     /// Returns the number of blobs deleted.
     @discardableResult
-    public func collectGarbageBlobs(gracePeriod: Duration = .seconds(3600)) async throws -> Int {
+    package func collectGarbageBlobs(gracePeriod: Duration = .seconds(3600)) async throws -> Int {
         let cutoff = Date(timeIntervalSinceNow: -gracePeriod.timeInterval)
         return try await write { db in
             let referenced = Set(
@@ -29,7 +29,7 @@ extension DocumentDatabase {
     }
 
     /// Whether any stored revision body references the blob.
-    public func isBlobReferenced(_ digest: BlobDigest) async throws -> Bool {
+    package func isBlobReferenced(_ digest: BlobDigest) async throws -> Bool {
         try await read { db in
             try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM revision_blobs WHERE digest = ?)",
@@ -40,7 +40,7 @@ extension DocumentDatabase {
     /// Drops non-leaf revision bodies that have outlived the body-retention policy's `maxAge` as of
     /// `date` (distance limits are applied on every write already). Returns the number dropped.
     @discardableResult
-    public func dropExpiredRevisionBodies(asOf date: Date = Date()) async throws -> Int {
+    package func dropExpiredRevisionBodies(asOf date: Date = Date()) async throws -> Int {
         guard let maxAge = configuration.bodyRetention.maxAge else { return 0 }
         let cutoff = date.timeIntervalSince1970 - maxAge.timeInterval
         return try await write { db in

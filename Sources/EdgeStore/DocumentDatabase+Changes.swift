@@ -4,21 +4,21 @@ import SyncIdentifiers
 
 /// One row of a changes feed: a document's latest change.
 public struct Change: Sendable, Equatable {
-    public let sequence: Int64
-    public let docID: String
+    package let sequence: Int64
+    package let docID: String
     /// The document's winning revision at that sequence.
-    public let revID: RevisionID
-    public let deleted: Bool
+    package let revID: RevisionID
+    package let deleted: Bool
     /// Size in bytes of the winning revision's JSON body.
-    public let bodySize: Int
+    package let bodySize: Int
 }
 
 /// Filters of a changes query.
 public struct ChangesOptions: Sendable {
     /// Skip documents whose current revision is a tombstone.
-    public var activeOnly: Bool
+    package var activeOnly: Bool
     /// Only report these documents (`nil` = all).
-    public var docIDs: Set<String>?
+    package var docIDs: Set<String>?
 
     public init(activeOnly: Bool = false, docIDs: Set<String>? = nil) {
         self.activeOnly = activeOnly
@@ -47,7 +47,7 @@ extension DocumentDatabase {
     /// A continuous feed of a collection's changes after `sequence`: each element is a non-empty
     /// batch of at most `batchSize` changes, oldest first. When caught up, iteration suspends until
     /// a write commits (no polling). Iteration ends when the consuming task is cancelled.
-    public func changeFeed(
+    package func changeFeed(
         in collection: CollectionName = .default, since sequence: Int64, batchSize: Int = 200,
         options: ChangesOptions = .init()
     ) -> ChangeFeed {
@@ -114,8 +114,8 @@ struct SharedChangesRead: Hashable, Sendable {
 /// while the consumer was busy with an earlier batch: the feed resumes from the last sequence it
 /// delivered, and commits are serialized, so a snapshot never shows a later commit without the
 /// earlier ones.
-public struct ChangeFeed: AsyncSequence, Sendable {
-    public typealias Element = [Change]
+package struct ChangeFeed: AsyncSequence, Sendable {
+    package typealias Element = [Change]
 
     let database: DocumentDatabase
     let collection: CollectionName
@@ -123,14 +123,14 @@ public struct ChangeFeed: AsyncSequence, Sendable {
     let batchSize: Int
     let options: ChangesOptions
 
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(feed: self, lastSequence: since)
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+    package struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let feed: ChangeFeed
         /// The last sequence delivered (or the starting point).
-        public private(set) var lastSequence: Int64
+        package private(set) var lastSequence: Int64
         /// The commit generation seen before the last look at the database.
         private var observedCommits: UInt64 = 0
 
@@ -140,7 +140,7 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         }
 
         /// The next non-empty batch; `nil` once the task is cancelled.
-        public mutating func next() async throws -> [Change]? {
+        package mutating func next() async throws -> [Change]? {
             while !Task.isCancelled {
                 do {
                     if let batch = try await nextCommitted() { return batch }
@@ -154,7 +154,7 @@ public struct ChangeFeed: AsyncSequence, Sendable {
 
         /// The next batch already committed, or `nil` when the feed has caught up. A consumer that must
         /// know when it has caught up (to report itself idle) calls this, then `waitForCommit()`.
-        public mutating func nextCommitted() async throws -> [Change]? {
+        package mutating func nextCommitted() async throws -> [Change]? {
             observedCommits = feed.database.commits.generation
             let batch = try await feed.database.sharedChanges(
                 in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options,
@@ -166,7 +166,7 @@ public struct ChangeFeed: AsyncSequence, Sendable {
 
         /// Returns once a write committed after the last `nextCommitted()` looked, so no commit in between
         /// is missed, or as soon as the task is cancelled.
-        public func waitForCommit() async {
+        package func waitForCommit() async {
             await feed.database.commits.waitForCommit(after: observedCommits)
         }
     }

@@ -16,7 +16,7 @@ final class CollectionIDCache: @unchecked Sendable {
 
 extension DocumentDatabase {
     /// Creates the collection if it does not exist yet (the default collection always exists).
-    public func createCollection(_ collection: CollectionName) async throws {
+    package func createCollection(_ collection: CollectionName) async throws {
         _ = try await write { db in try self.collectionID(collection, in: db, createIfMissing: true)
         }
     }
@@ -31,7 +31,7 @@ extension DocumentDatabase {
     }
 
     /// Whether the collection exists.
-    public func hasCollection(_ collection: CollectionName) async throws -> Bool {
+    package func hasCollection(_ collection: CollectionName) async throws -> Bool {
         try await read { db in
             try self.collectionID(collection, in: db, createIfMissing: false) != nil
         }

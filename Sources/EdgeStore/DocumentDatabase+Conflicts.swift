@@ -11,7 +11,7 @@ extension DocumentDatabase {
     /// A replicator passes the peer's revision as `winningParent`, as Couchbase Lite does, so that
     /// the outcome descends from what the peer has and is pushed to it without a conflict.
     @discardableResult
-    public func resolveConflict(
+    package func resolveConflict(
         _ docID: String, winningParent: RevisionID, losingLeaf: RevisionID, mergedBody: Data?,
         mergedDeleted: Bool = false, in collection: CollectionName = .default
     ) async throws -> SavedRevision {

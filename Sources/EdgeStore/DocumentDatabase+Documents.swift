@@ -40,7 +40,7 @@ extension DocumentDatabase {
     }
 
     /// The leaves of a document's revision tree, winner first; empty if the document does not exist.
-    public func leafRevisions(_ docID: String, in collection: CollectionName = .default)
+    package func leafRevisions(_ docID: String, in collection: CollectionName = .default)
         async throws -> [LeafRevision]
     {
         try DocumentID.validate(docID)
@@ -57,7 +57,7 @@ extension DocumentDatabase {
     /// The ancestors of a revision, newest first, without the revision itself — the `history` of a
     /// `rev` message. Stops after the first ancestor found in `knownRevIDs` (included) or after
     /// `maxCount` entries.
-    public func revisionHistory(
+    package func revisionHistory(
         _ docID: String, revID: RevisionID, in collection: CollectionName = .default,
         stoppingAt knownRevIDs: Set<RevisionID> = [], maxCount: Int = .max
     ) async throws -> [RevisionID] {
@@ -78,7 +78,7 @@ extension DocumentDatabase {
     /// the document must not exist or be deleted (a new revision then follows the tombstone);
     /// otherwise the save is a `StoreError.conflict`.
     @discardableResult
-    public func save(
+    package func save(
         _ docID: String, body: Data, parentRevID: RevisionID?,
         in collection: CollectionName = .default
     ) async throws -> SavedRevision {
@@ -88,7 +88,7 @@ extension DocumentDatabase {
 
     /// Deletes a document by adding a tombstone (body `{}`) on top of `parentRevID`, a current leaf.
     @discardableResult
-    public func delete(
+    package func delete(
         _ docID: String, parentRevID: RevisionID, in collection: CollectionName = .default
     ) async throws -> SavedRevision {
         try await saveNewRevision(
@@ -97,7 +97,7 @@ extension DocumentDatabase {
 
     /// Removes a document and all its revisions without leaving a tombstone. Its sequences are
     /// never reused.
-    public func purge(_ docID: String, in collection: CollectionName = .default) async throws {
+    package func purge(_ docID: String, in collection: CollectionName = .default) async throws {
         try DocumentID.validate(docID)
         try await write { db in
             guard let row = try self.documentRow(docID, in: collection, db: db) else {
@@ -111,7 +111,7 @@ extension DocumentDatabase {
     /// Saves each of `writes` as a new local revision, all in one transaction (one commit, one fsync).
     /// Each write succeeds or fails on its own, as `save` or `delete` would (a conflict fails only its
     /// document); the results are in the order of `writes`.
-    public func saveBatch(_ writes: [NewRevision], in collection: CollectionName = .default) async throws
+    package func saveBatch(_ writes: [NewRevision], in collection: CollectionName = .default) async throws
         -> [Result<SavedRevision, StoreError>]
     {
         let prepared = writes.map { write in

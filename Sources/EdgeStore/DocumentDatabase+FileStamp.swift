@@ -8,7 +8,7 @@ import Foundation
 
 /// Sizes and modification times of a database's SQLite file and its write-ahead log: every commit, this process's
 /// or another's, appends to the log, and a checkpoint writes the database file.
-public struct DatabaseFileStamp: Equatable, Sendable {
+package struct DatabaseFileStamp: Equatable, Sendable {
     struct FileState: Equatable, Sendable {
         var size: Int64
         var modifiedSeconds: Int
@@ -23,7 +23,7 @@ extension DocumentDatabase {
     /// The database's files as they are now, from two `stat` calls: a watcher that compares stamps learns that
     /// something may have committed without a read through the connection pool, whose every read wakes a
     /// dispatch worker (and a worker woken every few seconds is never retired).
-    public func fileStamp() -> DatabaseFileStamp {
+    package func fileStamp() -> DatabaseFileStamp {
         DatabaseFileStamp(database: Self.fileState(path), writeAheadLog: Self.fileState(path + "-wal"))
     }
 

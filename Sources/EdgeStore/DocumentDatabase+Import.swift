@@ -4,16 +4,16 @@ import SyncIdentifiers
 import SyncJSON
 
 /// One document of an import: it becomes the document's current revision, or deletes it.
-public struct ImportedDocument: Sendable {
-    public var docID: String
+package struct ImportedDocument: Sendable {
+    package var docID: String
     /// The JSON object without `_id`, `_rev`, `_revisions` and `_deleted`.
-    public var body: Data
-    public var deleted: Bool
+    package var body: Data
+    package var deleted: Bool
     /// The revision to store under its own ID and its known ancestors, newest first (an export's `_rev` and
     /// `_revisions`); empty for a line without `_rev`, which becomes a new revision minted here.
-    public var revisions: [RevisionID]
+    package var revisions: [RevisionID]
 
-    public init(docID: String, body: Data, deleted: Bool = false, revisions: [RevisionID] = []) {
+    package init(docID: String, body: Data, deleted: Bool = false, revisions: [RevisionID] = []) {
         self.docID = docID
         self.body = body
         self.deleted = deleted
@@ -22,26 +22,26 @@ public struct ImportedDocument: Sendable {
 }
 
 /// What an import batch did.
-public struct ImportOutcome: Sendable, Equatable {
+package struct ImportOutcome: Sendable, Equatable {
     /// Revisions written (new documents, new current revisions and tombstones).
-    public var written = 0
+    package var written = 0
     /// Revisions with their own ID that the document already had (an earlier import of the same file, or a
     /// revision it has since been edited on top of): nothing to write.
-    public var alreadyPresent = 0
+    package var alreadyPresent = 0
     /// Deletions of documents that did not exist or were already deleted: nothing to write.
-    public var skippedDeletions = 0
+    package var skippedDeletions = 0
 
     /// Lines the batch read, whatever became of them.
-    public var documents: Int { written + alreadyPresent + skippedDeletions }
+    package var documents: Int { written + alreadyPresent + skippedDeletions }
 
-    public init() {}
+    package init() {}
 }
 
 /// A document's current revision as an export writes it: with the history `_revisions` lists.
-public struct ExportedDocument: Sendable, Equatable {
-    public let document: Document
+package struct ExportedDocument: Sendable, Equatable {
+    package let document: Document
     /// The ancestors of the current revision, newest first, as far back as the revision tree keeps them.
-    public let ancestors: [RevisionID]
+    package let ancestors: [RevisionID]
 }
 
 extension DocumentDatabase {
@@ -53,7 +53,7 @@ extension DocumentDatabase {
     /// ID with that history, as a replicator stores a pulled revision, so an export imported elsewhere keeps
     /// its revision IDs; where it does not descend from the document's current revision, it wins the conflict
     /// and the local branch is removed, as a pull resolved in favour of the remote does.
-    public func importDocuments(
+    package func importDocuments(
         _ documents: [ImportedDocument], in collection: CollectionName = .default
     ) async throws -> ImportOutcome {
         var prepared: [(document: ImportedDocument, blobDigests: Set<String>, canonicalBody: Data)] = []
@@ -115,7 +115,7 @@ extension DocumentDatabase {
     /// tombstones included, and the last sequence looked at: what an export writes, a batch at a time so that a
     /// long export holds no snapshot open. A document changed during the export can appear twice; the later
     /// line is its newer revision.
-    public func currentDocuments(
+    package func currentDocuments(
         in collection: CollectionName = .default, after sequence: Int64, limit: Int
     ) async throws -> (documents: [ExportedDocument], lastSequence: Int64) {
         let changes = try await changes(in: collection, since: sequence, limit: limit)
@@ -140,7 +140,7 @@ extension DocumentDatabase {
 
     /// Wakes change feeds as a commit of this process does: for commits made by another process on the same
     /// file (`edge-gateway db import` beside a running gateway), which SQLite does not announce.
-    public func wakeChangeObservers() {
+    package func wakeChangeObservers() {
         commits.didCommit()
     }
 
@@ -156,14 +156,14 @@ extension DocumentDatabase {
     }
 
     /// Current (non-deleted) documents of every collection.
-    public func liveDocumentCount() async throws -> Int {
+    package func liveDocumentCount() async throws -> Int {
         try await read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM documents WHERE deleted = 0") ?? 0
         }
     }
 
     /// The SQLite file with its write-ahead log, and the blobs: what the database takes on disk.
-    public func sizeOnDisk() -> Int64 {
+    package func sizeOnDisk() -> Int64 {
         let files = FileManager.default
         var total: Int64 = 0
         for file in [path, path + "-wal", path + "-shm"] {

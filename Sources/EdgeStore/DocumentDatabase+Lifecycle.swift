@@ -3,7 +3,7 @@ import GRDB
 extension DocumentDatabase {
     /// Proves the database can take a write right now, without writing anything: takes SQLite's write lock
     /// (which fails on a read-only file system, a full journal or a locked file) and releases it.
-    public func probeWritable() async throws {
+    package func probeWritable() async throws {
         do {
             try await pool.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")

@@ -4,24 +4,24 @@ import SyncIdentifiers
 
 /// A document's row in a listing by ID: its winning revision without the body.
 public struct DocumentListing: Sendable, Equatable {
-    public let docID: String
-    public let revID: RevisionID
-    public let deleted: Bool
-    public let sequence: Int64
+    package let docID: String
+    package let revID: RevisionID
+    package let deleted: Bool
+    package let sequence: Int64
 }
 
 /// Which documents a listing by ID returns.
 public struct DocumentRange: Sendable {
     /// First ID included (last when descending); `nil` starts at the beginning.
-    public var start: String?
+    package var start: String?
     /// Last ID included (first when descending); `nil` runs to the end.
-    public var end: String?
-    public var descending: Bool
-    public var skip: Int
-    public var limit: Int
-    public var includeDeleted: Bool
+    package var end: String?
+    package var descending: Bool
+    package var skip: Int
+    package var limit: Int
+    package var includeDeleted: Bool
 
-    public init(
+    package init(
         start: String? = nil, end: String? = nil, descending: Bool = false, skip: Int = 0, limit: Int = .max,
         includeDeleted: Bool = false
     ) {
@@ -36,7 +36,7 @@ public struct DocumentRange: Sendable {
 
 extension DocumentDatabase {
     /// Live (not deleted) documents of a collection and the highest sequence among all of its documents.
-    public func collectionCounts(in collection: CollectionName = .default) async throws
+    package func collectionCounts(in collection: CollectionName = .default) async throws
         -> (documents: Int, lastSequence: Int64)
     {
         try await read { db in

@@ -4,17 +4,17 @@ import SyncIdentifiers
 import SyncJSON
 
 /// A non-replicated document, such as a peer's checkpoint.
-public struct LocalDocument: Sendable, Equatable {
-    public let docID: String
+package struct LocalDocument: Sendable, Equatable {
+    package let docID: String
     /// The compare-and-swap revision, `<n>-cc` like LiteCore's passive side (§3.3).
-    public let revID: String
+    package let revID: String
     /// The body exactly as it was stored.
-    public let body: Data
+    package let body: Data
 }
 
 extension DocumentDatabase {
     /// A local document, or `nil` if there is none with this ID.
-    public func localDocument(_ docID: String, in collection: CollectionName = .default)
+    package func localDocument(_ docID: String, in collection: CollectionName = .default)
         async throws -> LocalDocument?
     {
         try DocumentID.validateLocal(docID)
@@ -33,7 +33,7 @@ extension DocumentDatabase {
     /// not exist), and returns the new revision. The body is stored verbatim, because `getCheckpoint`
     /// must return it byte for byte. A mismatch throws `StoreError.localRevisionMismatch`.
     @discardableResult
-    public func putLocalDocument(
+    package func putLocalDocument(
         _ docID: String, body: Data, expectedRevID: String?,
         in collection: CollectionName = .default
     ) async throws -> String {
@@ -61,7 +61,7 @@ extension DocumentDatabase {
     }
 
     /// Deletes a local document. With `expectedRevID`, only if that is still its revision.
-    public func deleteLocalDocument(
+    package func deleteLocalDocument(
         _ docID: String, expectedRevID: String? = nil, in collection: CollectionName = .default
     ) async throws {
         try DocumentID.validateLocal(docID)

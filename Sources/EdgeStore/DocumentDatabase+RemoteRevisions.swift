@@ -3,10 +3,10 @@ import GRDB
 import SyncIdentifiers
 
 /// A peer database this one replicates with as the active side, as numbered in this database.
-public struct RemoteDatabaseID: Sendable, Hashable, CustomStringConvertible {
+package struct RemoteDatabaseID: Sendable, Hashable, CustomStringConvertible {
     let rawValue: Int64
 
-    public var description: String { String(rawValue) }
+    package var description: String { String(rawValue) }
 }
 
 // Which revision each remote database is known to have, so that a revision pulled from a remote is not proposed
@@ -16,7 +16,7 @@ public struct RemoteDatabaseID: Sendable, Hashable, CustomStringConvertible {
 extension DocumentDatabase {
     /// The number of the remote database that `identity` names (the identity its checkpoints are keyed by),
     /// assigned at its first use.
-    public func remoteDatabaseID(identifiedBy identity: String) async throws -> RemoteDatabaseID {
+    package func remoteDatabaseID(identifiedBy identity: String) async throws -> RemoteDatabaseID {
         // Read first: every connection of a replicator asks, and a full disk must not stop one that needs no write.
         let known = try await read { db in
             try Int64.fetchOne(db, sql: "SELECT id FROM remote_databases WHERE identity = ?", arguments: [identity])
@@ -41,7 +41,7 @@ extension DocumentDatabase {
     /// document carries a revision `remote` sent: a pull that landed after the batch was read replaced it, and
     /// proposing the older revision would only make `remote` answer with a conflict. LiteCore's pusher likewise
     /// decides on the document's current revision, not the one the change feed named.
-    public func changesToPush(
+    package func changesToPush(
         _ changes: [Change], to remote: RemoteDatabaseID, in collection: CollectionName = .default
     ) async throws -> (changes: [Change], knownToRemote: [String: RevisionID]) {
         guard !changes.isEmpty else { return (changes, [:]) }

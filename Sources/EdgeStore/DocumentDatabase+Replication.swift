@@ -81,7 +81,7 @@ extension DocumentDatabase {
     /// For each query, which revisions are missing and which local revisions could be their ancestors:
     /// up to `maxAncestors` revisions with a lower generation than the newest missing one, current
     /// revision first, restricted to revisions that still have a body when `ancestorsWithBodiesOnly`.
-    public func revisionDiffs(
+    package func revisionDiffs(
         _ queries: [RevisionQuery], in collection: CollectionName = .default,
         maxAncestors: Int = 10,
         ancestorsWithBodiesOnly: Bool = false
@@ -128,7 +128,7 @@ extension DocumentDatabase {
     /// Decides `proposeChanges` rows the way Couchbase Lite and Sync Gateway do for rev-trees:
     /// 304 if `revID` is already current; accepted if the document is new, if `parentRevID` is the
     /// current revision, or if no parent is given and the document is deleted; otherwise 409.
-    public func checkProposedChanges(
+    package func checkProposedChanges(
         _ changes: [ProposedChange], in collection: CollectionName = .default
     ) async throws -> [ProposedChangeStatus] {
         try await read { db in

@@ -3,14 +3,14 @@ import GRDB
 import SyncIdentifiers
 
 /// A revision a replicator is about to send, and how much of its history the receiver needs.
-public struct OutgoingRevisionRequest: Hashable, Sendable {
-    public var docID: String
-    public var revID: RevisionID
+package struct OutgoingRevisionRequest: Hashable, Sendable {
+    package var docID: String
+    package var revID: RevisionID
     /// The history stops after the first of these (included), as `revisionHistory` does.
-    public var knownRevIDs: Set<RevisionID>
-    public var maxHistory: Int
+    package var knownRevIDs: Set<RevisionID>
+    package var maxHistory: Int
 
-    public init(docID: String, revID: RevisionID, knownRevIDs: Set<RevisionID> = [], maxHistory: Int = .max) {
+    package init(docID: String, revID: RevisionID, knownRevIDs: Set<RevisionID> = [], maxHistory: Int = .max) {
         self.docID = docID
         self.revID = revID
         self.knownRevIDs = knownRevIDs
@@ -20,18 +20,18 @@ public struct OutgoingRevisionRequest: Hashable, Sendable {
 
 /// What goes into a `rev` message: the revision, its body, the deletion flag and the history,
 /// newest first.
-public struct OutgoingRevision: Sendable, Equatable {
-    public let revID: RevisionID
-    public let deleted: Bool
-    public let body: Data
-    public let history: [RevisionID]
+package struct OutgoingRevision: Sendable, Equatable {
+    package let revID: RevisionID
+    package let deleted: Bool
+    package let body: Data
+    package let history: [RevisionID]
 }
 
 extension DocumentDatabase {
     /// The revisions of a whole batch read from one snapshot, in request order; `nil` where the
     /// document, the revision or its body is gone (superseded, purged or compacted since it was
     /// listed). One read per batch instead of two per revision keeps senders off the reader pool.
-    public func outgoingRevisions(
+    package func outgoingRevisions(
         _ requests: [OutgoingRevisionRequest], in collection: CollectionName = .default
     ) async throws -> [OutgoingRevision?] {
         for request in requests { try DocumentID.validate(request.docID) }
@@ -51,7 +51,7 @@ extension DocumentDatabase {
     /// every feed that observed the same commit and offers the same batch (after a write, every caught-up feed
     /// offers the same one), with the commit generation the revisions are at least as new as: compare it with
     /// `hasCommitted(after:)` before sending them. `bodyBytes`, the batch's body sizes, bounds what is kept.
-    public func readAheadRevisions(
+    package func readAheadRevisions(
         _ requests: [OutgoingRevisionRequest], in collection: CollectionName = .default, bodyBytes: Int
     ) async throws -> ReadAheadRevisions {
         let generation = commits.generation
@@ -65,13 +65,13 @@ extension DocumentDatabase {
     }
 
     /// Whether a write that can add a change has committed in this process since `generation` was observed.
-    public func hasCommitted(after generation: UInt64) -> Bool {
+    package func hasCommitted(after generation: UInt64) -> Bool {
         commits.generation > generation
     }
 
     /// The document's current revision in place of `request.revID`, for a receiver that asked for
     /// replacements of revisions that are gone (`sendReplacementRevs`); `nil` once the document is.
-    public func currentOutgoingRevision(
+    package func currentOutgoingRevision(
         replacing request: OutgoingRevisionRequest, in collection: CollectionName = .default
     ) async throws -> OutgoingRevision? {
         try DocumentID.validate(request.docID)
@@ -98,9 +98,9 @@ extension DocumentDatabase {
 
 /// A batch's revisions read ahead for a puller, in the order requested; `generation` is the commit generation
 /// they are at least as new as.
-public struct ReadAheadRevisions: Sendable {
-    public let generation: UInt64
-    public let revisions: [OutgoingRevision?]
+package struct ReadAheadRevisions: Sendable {
+    package let generation: UInt64
+    package let revisions: [OutgoingRevision?]
 }
 
 /// What identifies a read-ahead that pull feeds share.

@@ -11,17 +11,17 @@ public final class DocumentDatabase: Sendable {
     public let name: String
     /// A random identifier created with the database and kept for its whole life; checkpoint IDs
     /// are derived from it.
-    public let uuid: UUID
+    package let uuid: UUID
     /// Path of the SQLite file.
     public let path: String
     /// Content-addressed attachment storage of this database.
-    public let blobs: BlobStore
+    package let blobs: BlobStore
 
     let configuration: StoreConfiguration
     let pool: DatabasePool
     let commits = CommitNotifier()
     /// Told how long each write transaction took, commit included (the gateway's metrics).
-    public let commitDurations = CommitDurationObserver()
+    package let commitDurations = CommitDurationObserver()
     let collectionIDs = CollectionIDCache()
     /// The changes queries of continuous feeds, shared per commit (`CommitScopedReads`).
     let sharedChangesReads = CommitScopedReads<SharedChangesRead, [Change]>(maximumReads: 64)
@@ -57,15 +57,15 @@ public final class DocumentDatabase: Sendable {
 
     /// Whether the last write to this database or its blobs was refused because the disk was full; the next
     /// write that succeeds clears it.
-    public var isDiskFull: Bool { blobs.diskFullState.isFull }
+    package var isDiskFull: Bool { blobs.diskFullState.isFull }
 
     /// Runs SQLite's full `PRAGMA integrity_check`; returns its messages (`["ok"]` when healthy).
-    public func integrityCheck() async throws -> [String] {
+    package func integrityCheck() async throws -> [String] {
         try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
     /// The highest sequence ever assigned in this database (sequences are never reused).
-    public func lastSequence() async throws -> Int64 {
+    package func lastSequence() async throws -> Int64 {
         try await read { db in try Self.readLastSequence(db) }
     }
 

@@ -4,12 +4,12 @@
 /// reserved for Sync Gateway metadata such as `_sync:` and for CouchDB-era special documents) and
 /// contain no control characters. The same rules are applied to IDs arriving from peers, so a
 /// document that could never be stored by Couchbase Lite is never stored here either.
-public enum DocumentID {
+package enum DocumentID {
     /// The longest accepted document ID, in UTF-8 bytes.
-    public static let maxLength = 250
+    package static let maxLength = 250
 
     /// Throws `StoreError.invalidDocumentID` unless `docID` is acceptable.
-    public static func validate(_ docID: String) throws(StoreError) {
+    package static func validate(_ docID: String) throws(StoreError) {
         let utf8 = docID.utf8
         guard let first = utf8.first else {
             throw .invalidDocumentID(docID, reason: "must not be empty")

@@ -51,7 +51,7 @@ public actor DocumentStore {
     }
 
     /// Names of the databases present in the data directory, sorted.
-    public func databaseNames() throws -> [String] {
+    package func databaseNames() throws -> [String] {
         let files: [String]
         do {
             files = try FileManager.default.contentsOfDirectory(atPath: databasesDirectory.path)
@@ -67,7 +67,7 @@ public actor DocumentStore {
 
     /// Database names: 1–100 characters, a lowercase letter first, then lowercase letters, digits,
     /// `_` or `-` (a subset of Sync Gateway's rules that is safe as a file name everywhere).
-    public static func validateDatabaseName(_ name: String) throws(StoreError) {
+    package static func validateDatabaseName(_ name: String) throws(StoreError) {
         let utf8 = Array(name.utf8)
         guard let first = utf8.first else {
             throw .invalidDatabaseName(name, reason: "must not be empty")

@@ -3,13 +3,13 @@ import SyncIdentifiers
 
 /// A local write for `DocumentDatabase.saveBatch`: a new revision on top of `parentRevID` (a current leaf),
 /// or of nothing for a new document; with `deleted`, a tombstone.
-public struct NewRevision: Sendable {
-    public var docID: String
-    public var body: Data
-    public var parentRevID: RevisionID?
-    public var deleted: Bool
+package struct NewRevision: Sendable {
+    package var docID: String
+    package var body: Data
+    package var parentRevID: RevisionID?
+    package var deleted: Bool
 
-    public init(docID: String, body: Data, parentRevID: RevisionID?, deleted: Bool = false) {
+    package init(docID: String, body: Data, parentRevID: RevisionID?, deleted: Bool = false) {
         self.docID = docID
         self.body = body
         self.parentRevID = parentRevID

@@ -12,10 +12,10 @@ public struct ExistingRevision: Sendable {
     /// The JSON body (`{}` for a plain tombstone).
     public var body: Data
     /// Refuse the revision (`StoreError.conflict`) if it would create a branch (`noconflicts`).
-    public var noConflicts: Bool
+    package var noConflicts: Bool
     /// The scan of exactly `body`, when the receiver already made one: the store then takes its blob digests
     /// instead of scanning the body a second time.
-    public var bodyScan: JSONBodyScan?
+    package var bodyScan: JSONBodyScan?
 
     public init(
         docID: String, revID: RevisionID, history: [RevisionID], deleted: Bool = false, body: Data,
@@ -45,34 +45,34 @@ public enum ExistingRevisionResult: Sendable, Equatable {
 }
 
 /// "Which of these revisions of a document do you lack?" — a row of a `changes` message.
-public struct RevisionQuery: Sendable {
-    public var docID: String
-    public var revIDs: [RevisionID]
+package struct RevisionQuery: Sendable {
+    package var docID: String
+    package var revIDs: [RevisionID]
 
-    public init(docID: String, revIDs: [RevisionID]) {
+    package init(docID: String, revIDs: [RevisionID]) {
         self.docID = docID
         self.revIDs = revIDs
     }
 }
 
 /// The answer to a `RevisionQuery`.
-public struct RevisionDiff: Sendable, Equatable {
-    public let docID: String
+package struct RevisionDiff: Sendable, Equatable {
+    package let docID: String
     /// The queried revisions this database does not have.
-    public let missing: [RevisionID]
+    package let missing: [RevisionID]
     /// Local revisions that may be ancestors of the missing ones (current revision first), to be
     /// returned in the `changes` reply so the sender can stop its history and pick a delta base.
-    public let possibleAncestors: [RevisionID]
+    package let possibleAncestors: [RevisionID]
 }
 
 /// A `proposeChanges` row: a revision the peer wants to push, and the revision it believes is
 /// current here (`nil` if it knows none).
-public struct ProposedChange: Sendable {
-    public var docID: String
-    public var revID: RevisionID
-    public var parentRevID: RevisionID?
+package struct ProposedChange: Sendable {
+    package var docID: String
+    package var revID: RevisionID
+    package var parentRevID: RevisionID?
 
-    public init(docID: String, revID: RevisionID, parentRevID: RevisionID?) {
+    package init(docID: String, revID: RevisionID, parentRevID: RevisionID?) {
         self.docID = docID
         self.revID = revID
         self.parentRevID = parentRevID
@@ -80,7 +80,7 @@ public struct ProposedChange: Sendable {
 }
 
 /// The verdict on a `ProposedChange` (§3.6).
-public enum ProposedChangeStatus: Sendable, Equatable {
+package enum ProposedChangeStatus: Sendable, Equatable {
     /// Send it (status 0).
     case accept
     /// This database's current revision is already `revID` (status 304).
@@ -91,7 +91,7 @@ public enum ProposedChangeStatus: Sendable, Equatable {
     case invalid(StoreError)
 
     /// The status number used on the wire.
-    public var statusCode: Int {
+    package var statusCode: Int {
         switch self {
         case .accept: return 0
         case .alreadyHave: return 304
@@ -105,13 +105,13 @@ public enum ProposedChangeStatus: Sendable, Equatable {
 /// A pulled revision that conflicts with a document's current revision, as a conflict resolver
 /// sees it.
 public struct RevisionConflict: Sendable {
-    public let docID: String
+    package let docID: String
     /// The document's current revision when the pulled one arrived.
-    public let local: ConflictingRevision
+    package let local: ConflictingRevision
     /// The revision pulled from the peer.
-    public let remote: ConflictingRevision
+    package let remote: ConflictingRevision
 
-    public init(docID: String, local: ConflictingRevision, remote: ConflictingRevision) {
+    package init(docID: String, local: ConflictingRevision, remote: ConflictingRevision) {
         self.docID = docID
         self.local = local
         self.remote = remote
@@ -119,13 +119,13 @@ public struct RevisionConflict: Sendable {
 }
 
 /// One side of a `RevisionConflict`.
-public struct ConflictingRevision: Sendable, Equatable {
-    public let revID: RevisionID
-    public let deleted: Bool
+package struct ConflictingRevision: Sendable, Equatable {
+    package let revID: RevisionID
+    package let deleted: Bool
     /// The JSON body (`{}` for a plain tombstone).
-    public let body: Data
+    package let body: Data
 
-    public init(revID: RevisionID, deleted: Bool, body: Data) {
+    package init(revID: RevisionID, deleted: Bool, body: Data) {
         self.revID = revID
         self.deleted = deleted
         self.body = body

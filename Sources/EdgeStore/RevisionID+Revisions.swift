@@ -3,7 +3,7 @@ import SyncIdentifiers
 extension RevisionID {
     /// A revision and its ancestors, newest first, from CouchDB's `_revisions` form: `{"start": generation,
     /// "ids": [digest, parent's digest, …]}`, as the REST API, exports and imports write histories.
-    public static func chain(start: Int, digests: [String]) throws(StoreError) -> [RevisionID] {
+    package static func chain(start: Int, digests: [String]) throws(StoreError) -> [RevisionID] {
         var chain: [RevisionID] = []
         chain.reserveCapacity(digests.count)
         for (offset, digest) in digests.enumerated() {

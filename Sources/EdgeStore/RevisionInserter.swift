@@ -7,7 +7,7 @@ import SyncIdentifiers
 /// commit and its fsync are paid once per batch rather than once per revision, and a lone
 /// revision is never held back. (LiteCore's inserter batches too, but by waiting up to 20 ms for
 /// 100 revisions: `kInsertionDelay` and `kInsertionBatchSize` in ReplicatorTuning.hh.)
-public actor RevisionInserter {
+package actor RevisionInserter {
     private struct Waiting {
         let revision: DocumentDatabase.PreparedRevision
         let continuation: CheckedContinuation<ExistingRevisionResult, any Error>
@@ -35,7 +35,7 @@ public actor RevisionInserter {
     ///   - resolver: as for `insertExistingRevisions`; every revision of this inserter shares it.
     ///   - remote: the remote database a puller's revisions come from, recorded as having each one it sent so
     ///     that the push to it leaves them out; `nil` for revisions that clients push here.
-    public init(
+    package init(
         database: DocumentDatabase, collection: CollectionName = .default, resolver: ConflictResolving? = nil,
         receivedFrom remote: RemoteDatabaseID? = nil, maxBatchSize: Int = 500
     ) {
@@ -52,7 +52,7 @@ public actor RevisionInserter {
     ///
     /// The revision is validated and its body scanned by the caller, before it joins the queue, so that
     /// concurrent callers do that work in parallel rather than inside the serial write.
-    public nonisolated func insert(_ revision: ExistingRevision) async throws -> ExistingRevisionResult {
+    package nonisolated func insert(_ revision: ExistingRevision) async throws -> ExistingRevisionResult {
         try await enqueue(DocumentDatabase.prepare(revision))
     }
 

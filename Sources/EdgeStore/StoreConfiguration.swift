@@ -1,9 +1,9 @@
 /// Tunables shared by every database a `DocumentStore` opens.
 public struct StoreConfiguration: Sendable {
     /// How many revisions deep each branch of a revision tree is kept; older ancestors are pruned.
-    public var maxRevisionTreeDepth: Int
+    package var maxRevisionTreeDepth: Int
     /// Which non-leaf revision bodies are kept to serve as delta-sync bases.
-    public var bodyRetention: RevisionBodyRetention
+    package var bodyRetention: RevisionBodyRetention
 
     public init(maxRevisionTreeDepth: Int = 20, bodyRetention: RevisionBodyRetention = .init()) {
         precondition(maxRevisionTreeDepth >= 1, "a revision tree must keep at least its leaves")
@@ -19,9 +19,9 @@ public struct StoreConfiguration: Sendable {
 /// both limits `nil`, every body is kept until its revision is pruned.
 public struct RevisionBodyRetention: Sendable, Equatable {
     /// The number of ancestors of a leaf whose bodies are kept (1 = the parent only, 0 = none).
-    public var maxAncestorDistance: Int?
+    package var maxAncestorDistance: Int?
     /// The longest time a non-leaf body is kept after it was stored.
-    public var maxAge: Duration?
+    package var maxAge: Duration?
 
     public init(maxAncestorDistance: Int? = 3, maxAge: Duration? = nil) {
         self.maxAncestorDistance = maxAncestorDistance

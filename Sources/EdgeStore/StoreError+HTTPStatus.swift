@@ -1,7 +1,7 @@
 extension StoreError {
     /// The HTTP status that reports this failure to a peer, the one mapping that both the replication protocol
     /// (`HTTP` error replies) and the REST API answer with.
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         switch self {
         case .invalidDocumentID, .invalidRevisionID, .invalidRevisionHistory, .invalidJSON, .blobDigestMismatch,
             .invalidConflictResolution:

@@ -3,7 +3,7 @@
 extension Sequence<UInt8> {
     /// Two digits per byte, zero-padded, with `separator` between bytes (`":"` for fingerprints as OpenSSL prints
     /// them).
-    public func hexEncoded(uppercase: Bool = false, separator: String = "") -> String {
+    package func hexEncoded(uppercase: Bool = false, separator: String = "") -> String {
         let digits = uppercase ? HexDigits.uppercase : HexDigits.lowercase
         let separatorBytes = Array(separator.utf8)
         var text: [UInt8] = []
@@ -36,12 +36,12 @@ extension [UInt8] {
 }
 
 /// Single hex digits, for formats that embed them among other text (percent-encoding).
-public enum HexDigits {
+package enum HexDigits {
     static let lowercase = Array("0123456789abcdef".utf8)
     static let uppercase = Array("0123456789ABCDEF".utf8)
 
     /// The value of one ASCII hex digit, either case; `nil` for any other byte.
-    public static func value(of digit: UInt8) -> UInt8? {
+    package static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10

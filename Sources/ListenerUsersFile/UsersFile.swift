@@ -11,9 +11,9 @@ import Foundation
 /// ```
 ///
 /// Only scrypt hashes are stored, never passwords; `edge-gateway users add` writes them.
-public enum UsersFile {
+package enum UsersFile {
     /// Reads and validates a users file; `nil` when there is no file at `path` (no user was added yet).
-    public static func readIfPresent(path: String) throws -> [ListenerUser]? {
+    package static func readIfPresent(path: String) throws -> [ListenerUser]? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try read(path: path)
     }
@@ -21,7 +21,7 @@ public enum UsersFile {
     /// Reads the users file of an `auth = "basic"` listener. Where the file does not exist yet depends on where it
     /// is: at its default place in the data directory nobody was added yet (no users); elsewhere (`users_file`) it
     /// is a file the operator provides, so its absence is a mistake (a wrong path, a missing mount) to report.
-    public static func readForListener(path: String, dataDirectory: String) throws -> [ListenerUser] {
+    package static func readForListener(path: String, dataDirectory: String) throws -> [ListenerUser] {
         if let users = try readIfPresent(path: path) {
             return users
         }
@@ -38,7 +38,7 @@ public enum UsersFile {
     }
 
     /// Reads and validates a users file.
-    public static func read(path: String) throws -> [ListenerUser] {
+    package static func read(path: String) throws -> [ListenerUser] {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw ConfigurationError(source: path, message: "is a directory, expected the users file")
@@ -62,7 +62,7 @@ public enum UsersFile {
     }
 
     /// Writes `users` atomically, readable by the owner only: the hashes are still worth protecting.
-    public static func write(_ users: [ListenerUser], to path: String) throws {
+    package static func write(_ users: [ListenerUser], to path: String) throws {
         let data = Data(render(users).utf8)
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
@@ -79,7 +79,7 @@ public enum UsersFile {
         }
     }
 
-    public static func render(_ users: [ListenerUser]) -> String {
+    package static func render(_ users: [ListenerUser]) -> String {
         var text = """
             # Users of a listener with auth = "basic". Written by `edge-gateway users add|remove`.
             # Only scrypt hashes are stored; keep the file readable by the gateway alone (mode 600).
@@ -92,7 +92,7 @@ public enum UsersFile {
     }
 
     /// Checks a user name the way the file's reader does.
-    public static func validateName(_ name: String) -> String? {
+    package static func validateName(_ name: String) -> String? {
         if name.isEmpty { return "must not be empty" }
         // Basic credentials are `name:password`, split at the first colon.
         if name.contains(":") { return "must not contain ':' (HTTP Basic separates name and password with it)" }

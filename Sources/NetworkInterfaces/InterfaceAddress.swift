@@ -7,19 +7,19 @@
 #endif
 
 /// An IPv4 or IPv6 address in its canonical text form.
-public struct IPAddressLiteral: Sendable, Hashable, CustomStringConvertible {
-    public enum Family: Sendable, Hashable {
+package struct IPAddressLiteral: Sendable, Hashable, CustomStringConvertible {
+    package enum Family: Sendable, Hashable {
         case ipv4
         case ipv6
     }
 
-    public let family: Family
+    package let family: Family
     /// Canonical text, e.g. `192.168.1.10` or `fd00::1` (no zone).
-    public let description: String
+    package let description: String
     private let bytes: [UInt8]
 
     /// Parses an IP literal; `nil` for anything else, including IPv6 with a `%zone`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var ipv4 = in_addr()
         var ipv6 = in6_addr()
         if inet_pton(AF_INET, text, &ipv4) == 1 {
@@ -43,7 +43,7 @@ public struct IPAddressLiteral: Sendable, Hashable, CustomStringConvertible {
             decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         switch self.family {
         case .ipv4: self.bytes[0] == 127
         case .ipv6: self.bytes == [UInt8](repeating: 0, count: 15) + [1]
@@ -52,28 +52,28 @@ public struct IPAddressLiteral: Sendable, Hashable, CustomStringConvertible {
 
     /// `fe80::/10`: usable only with a zone naming the interface on the device's side, which a payload made on
     /// the gateway cannot know.
-    public var isIPv6LinkLocal: Bool {
+    package var isIPv6LinkLocal: Bool {
         self.family == .ipv6 && self.bytes[0] == 0xFE && self.bytes[1] & 0xC0 == 0x80
     }
 
     /// `0.0.0.0` or `::`: "all addresses", never a destination.
-    public var isUnspecified: Bool {
+    package var isUnspecified: Bool {
         self.bytes.allSatisfy { $0 == 0 }
     }
 }
 
 /// An address assigned to one of this host's network interfaces.
-public struct InterfaceAddress: Sendable, Hashable {
-    public let interfaceName: String
-    public let address: IPAddressLiteral
+package struct InterfaceAddress: Sendable, Hashable {
+    package let interfaceName: String
+    package let address: IPAddressLiteral
 
-    public init(interfaceName: String, address: IPAddressLiteral) {
+    package init(interfaceName: String, address: IPAddressLiteral) {
         self.interfaceName = interfaceName
         self.address = address
     }
 
     /// Every IPv4 and IPv6 address of every interface that is up, in the system's order.
-    public static func all() -> [InterfaceAddress] {
+    package static func all() -> [InterfaceAddress] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }
@@ -106,7 +106,7 @@ public struct InterfaceAddress: Sendable, Hashable {
     /// The address to bind for a listener's `interface` setting: an IP literal as given, else the named
     /// interface's first IPv4 address, else its first IPv6 one. A link-local IPv6 address gets the interface as
     /// its zone, without which it cannot be bound. `nil` when no interface by that name has an address.
-    public static func bindAddress(
+    package static func bindAddress(
         forListenerInterface interface: String,
         among candidates: [InterfaceAddress] = InterfaceAddress.all()
     ) -> String? {
@@ -128,7 +128,7 @@ public struct InterfaceAddress: Sendable, Hashable {
     /// interface name means that interface's addresses. Loopback and IPv6 link-local addresses are left out:
     /// neither can be dialled from a phone (link-local needs the phone's own zone). IPv4 comes first because it
     /// is what most site networks route.
-    public static func reachableAddresses(
+    package static func reachableAddresses(
         forListenerInterface interface: String,
         among candidates: [InterfaceAddress] = InterfaceAddress.all()
     ) -> [IPAddressLiteral] {

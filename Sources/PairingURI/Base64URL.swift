@@ -1,9 +1,9 @@
 /// Unpadded base64url (RFC 4648 §5): URL-safe without escaping, and the shortest text form of a digest.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
         var index = 0

@@ -27,7 +27,7 @@ import NetworkInterfaces
 public struct PairingPayload: Sendable, Equatable {
     /// The grammar version this type reads and writes.
     public static let version = 1
-    public static let scheme = "edgegw"
+    package static let scheme = "edgegw"
     public static let host = "pair"
 
     /// Where the listener can be reached, most preferred first.
@@ -40,7 +40,7 @@ public struct PairingPayload: Sendable, Equatable {
     public let certificateSHA1: [UInt8]?
     public let nodeName: String
     /// The node's permanent ID, which stays the same across renames, address changes and certificate rotations.
-    public let nodeID: UUID
+    package let nodeID: UUID
 
     /// Builds a payload, checking every field as strictly as decoding does, so any payload this type holds
     /// encodes to a string that decodes back to it.
@@ -76,7 +76,7 @@ public struct PairingPayload: Sendable, Equatable {
     }
 
     /// The payload as its URI string; keys in a fixed order, so the same payload always gives the same QR code.
-    public var uriString: String {
+    package var uriString: String {
         var parameters = [
             ("v", String(Self.version)),
             ("a", self.addresses.map(Self.percentEncoded).joined(separator: ",")),
@@ -102,7 +102,7 @@ public struct PairingPayload: Sendable, Equatable {
     }
 
     /// The SHA-256 digest as uppercase colon-separated hex, as `openssl x509 -fingerprint -sha256` prints it.
-    public var sha256ColonHex: String {
+    package var sha256ColonHex: String {
         self.certificateSHA256.hexEncoded(uppercase: true, separator: ":")
     }
 

@@ -4,12 +4,12 @@ import SyncJSON
 /// §7.3).
 extension BlobReference {
     /// Stand-in names are `blob_` + the JSON pointer of the blob dict.
-    public static let standInPrefix = "blob_"
+    package static let standInPrefix = "blob_"
 
     /// Adds a top-level `_attachments` entry `blob_<pointer>` for every blob dict: the blob's
     /// metadata without `@type` (and without inline `data`), plus `"stub": true` and `"revpos":
     /// <generation>`. Existing legacy entries are kept; a body without blobs is returned unchanged.
-    public static func addingStandIns(to body: JSONObject, revisionGeneration: UInt32) -> JSONObject {
+    package static func addingStandIns(to body: JSONObject, revisionGeneration: UInt32) -> JSONObject {
         let blobs = blobDictionaries(in: body)
         guard !blobs.isEmpty else { return body }
         var attachments = JSONObject()
@@ -35,7 +35,7 @@ extension BlobReference {
     /// dict (and CBL 2.0's `blob_<n>`) are removed after copying `digest`, `length` and
     /// `content_type` into the blob dict; genuine legacy attachments stay; an emptied
     /// `_attachments` is dropped.
-    public static func strippingStandIns(from body: JSONObject) throws(ProtocolError) -> JSONObject {
+    package static func strippingStandIns(from body: JSONObject) throws(ProtocolError) -> JSONObject {
         guard let attachmentsValue = body[attachmentsKey] else { return body }
         guard var attachments = attachmentsValue.objectValue else {
             throw .invalidBody(context: "document body", reason: "'_attachments' is not an object")

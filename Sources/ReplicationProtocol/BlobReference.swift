@@ -4,25 +4,25 @@ import SyncJSON
 
 /// A blob a document body refers to (spec §7.1): a `{"@type":"blob", "digest":…}` dict anywhere in
 /// the body, or a legacy `_attachments` entry.
-public struct BlobReference: Sendable, Hashable {
-    public enum Location: Sendable, Hashable {
+package struct BlobReference: Sendable, Hashable {
+    package enum Location: Sendable, Hashable {
         /// A blob dict at this JSON pointer (e.g. `/photo`, `/gallery/0`).
         case blob(pointer: String)
         /// An entry of the top-level `_attachments` object.
         case legacyAttachment(name: String)
     }
 
-    public static let typeKey = "@type"
-    public static let blobType = "blob"
-    public static let attachmentsKey = "_attachments"
+    package static let typeKey = "@type"
+    package static let blobType = "blob"
+    package static let attachmentsKey = "_attachments"
 
-    public var location: Location
-    public var digest: BlobDigest
-    public var length: Int?
-    public var contentType: String?
-    public var encoding: String?
+    package var location: Location
+    package var digest: BlobDigest
+    package var length: Int?
+    package var contentType: String?
+    package var encoding: String?
 
-    public init(
+    package init(
         location: Location, digest: BlobDigest, length: Int? = nil, contentType: String? = nil, encoding: String? = nil
     ) {
         self.location = location
@@ -33,12 +33,12 @@ public struct BlobReference: Sendable, Hashable {
     }
 
     /// Whether a dict is a blob reference.
-    public static func isBlob(_ object: JSONObject) -> Bool {
+    package static func isBlob(_ object: JSONObject) -> Bool {
         object[typeKey] == .string(blobType)
     }
 
     /// Every blob dict (depth first, in member order) and then every `_attachments` entry of `body`.
-    public static func references(in body: JSONObject) throws(ProtocolError) -> [BlobReference] {
+    package static func references(in body: JSONObject) throws(ProtocolError) -> [BlobReference] {
         var references: [BlobReference] = []
         for (pointer, metadata) in blobDictionaries(in: body) {
             references.append(try BlobReference(metadata: metadata, location: .blob(pointer: pointer)))
@@ -60,7 +60,7 @@ public struct BlobReference: Sendable, Hashable {
     /// Whether a `getAttachment` for this blob should ask for compression (spec §3.9): LiteCore asks
     /// whenever there is a `content_type` that isn't image, audio or video, and neither it nor the
     /// `encoding` names an already-compressed format. No `content_type`, no compression.
-    public var prefersCompression: Bool {
+    package var prefersCompression: Bool {
         guard let contentType = contentType?.lowercased() else { return false }
         if ["image/", "audio/", "video/"].contains(where: contentType.hasPrefix) {
             return false

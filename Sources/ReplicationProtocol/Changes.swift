@@ -3,33 +3,33 @@ import SyncJSON
 
 /// The 4th item of a `changes` row (spec §3.5): CBMobile_3 writes an integer bit-mask, CBMobile_2
 /// and older code paths a JSON boolean (read as `deleted`).
-public struct ChangeFlags: OptionSet, Sendable, Hashable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+package struct ChangeFlags: OptionSet, Sendable, Hashable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
-    public static let deleted = ChangeFlags(rawValue: 1)
-    public static let revoked = ChangeFlags(rawValue: 2)
-    public static let removed = ChangeFlags(rawValue: 4)
+    package static let deleted = ChangeFlags(rawValue: 1)
+    package static let revoked = ChangeFlags(rawValue: 2)
+    package static let removed = ChangeFlags(rawValue: 4)
 
     /// Whether the row offers a revision to fetch. LiteCore treats 0, 1 and 5 (a tombstone that
     /// also left the channel) as revisions and every other value as "purge locally, no `rev`
     /// follows".
-    public var offersRevision: Bool {
+    package var offersRevision: Bool {
         rawValue <= 1 || rawValue == 5
     }
 }
 
 /// One `changes` row: `[sequence, docID, revID, flags?, bodySize?]`.
-public struct ChangeRow: Sendable, Hashable {
+package struct ChangeRow: Sendable, Hashable {
     /// The sender's sequence, opaque JSON (an integer from LiteCore, possibly a string from SG).
-    public var sequence: JSONValue
-    public var docID: String
-    public var revisionID: RevisionID
-    public var flags: ChangeFlags
+    package var sequence: JSONValue
+    package var docID: String
+    package var revisionID: RevisionID
+    package var flags: ChangeFlags
     /// Approximate body size, for progress only.
-    public var bodySize: Int?
+    package var bodySize: Int?
 
-    public init(
+    package init(
         sequence: JSONValue, docID: String, revisionID: RevisionID, flags: ChangeFlags = [], bodySize: Int? = nil
     ) {
         self.sequence = sequence
@@ -97,22 +97,22 @@ public struct ChangeRow: Sendable, Hashable {
 }
 
 /// `changes` (spec §3.5): the pusher offers revisions, oldest first. An empty list means "caught up".
-public struct ChangesRequest: ReplicationRequest, Hashable {
-    public static let profile = Profile.changes
+package struct ChangesRequest: ReplicationRequest, Hashable {
+    package static let profile = Profile.changes
 
-    public var rows: [ChangeRow]
-    public var collection: Int?
+    package var rows: [ChangeRow]
+    package var collection: Int?
 
-    public init(rows: [ChangeRow], collection: Int? = nil) {
+    package init(rows: [ChangeRow], collection: Int? = nil) {
         self.rows = rows
         self.collection = collection
     }
 
     /// The caught-up marker; LiteCore sends it noReply with body `[]`.
-    public var isCaughtUp: Bool { rows.isEmpty }
+    package var isCaughtUp: Bool { rows.isEmpty }
 
     /// Accepts `[]`, `null` (Sync Gateway) and an empty body as "caught up".
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         collection = try properties.collectionIndex(in: Self.profile)
         var rows: [ChangeRow] = []
@@ -122,14 +122,14 @@ public struct ChangesRequest: ReplicationRequest, Hashable {
         self.rows = rows
     }
 
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         (Self.startProperties(collection: collection), JSONValue.array(rows.map(\.json)).serialized)
     }
 }
 
 /// The reply to `changes`: per row, whether and how the receiver wants the revision.
-public struct ChangesReply: ReplicationMessage, Hashable {
-    public enum Entry: Sendable, Hashable {
+package struct ChangesReply: ReplicationMessage, Hashable {
+    package enum Entry: Sendable, Hashable {
         /// "Send it"; the revisions the receiver has that may be ancestors, current first. The
         /// first one is what the sender may use as `deltaSrc`. Empty = "I have nothing".
         case send(knownAncestors: [RevisionID])
@@ -139,20 +139,20 @@ public struct ChangesReply: ReplicationMessage, Hashable {
         case status(Int)
     }
 
-    public var entries: [Entry]
-    public var capabilities: ReceiverCapabilities
+    package var entries: [Entry]
+    package var capabilities: ReceiverCapabilities
 
-    public init(entries: [Entry], capabilities: ReceiverCapabilities = ReceiverCapabilities()) {
+    package init(entries: [Entry], capabilities: ReceiverCapabilities = ReceiverCapabilities()) {
         self.entries = entries
         self.capabilities = capabilities
     }
 
     /// The answer for row `index`; rows past the end were trailing "don't send"s left out.
-    public func entry(at index: Int) -> Entry {
+    package func entry(at index: Int) -> Entry {
         entries.indices.contains(index) ? entries[index] : .skip
     }
 
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         capabilities = try ReceiverCapabilities(properties: properties)
         let context = "changes reply"
         var entries: [Entry] = []
@@ -186,7 +186,7 @@ public struct ChangesReply: ReplicationMessage, Hashable {
     }
 
     /// Trailing "don't send" entries are left out, as LiteCore does (so `[]` declines everything).
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var items: [JSONValue] = entries.map { entry in
             switch entry {
             case .send(let known): .array(known.map { .string($0.description) })

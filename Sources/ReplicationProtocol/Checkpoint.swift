@@ -3,18 +3,18 @@ import SyncJSON
 /// The checkpoint body the active side saves locally and on the peer (spec §5.2).
 ///
 /// The passive side never interprets it; it stores the bytes verbatim (see `SetCheckpointRequest`).
-public struct Checkpoint: Sendable, Hashable {
+package struct Checkpoint: Sendable, Hashable {
     /// Seconds since the epoch when written; informational.
-    public var time: Int?
+    package var time: Int?
     /// Highest local sequence L such that every sequence ≤ L has been pushed or skipped; 0 = none.
-    public var local: UInt64
+    package var local: UInt64
     /// Completed local sequence ranges when there are holes above `local`, as (start, length) pairs.
-    public var localCompleted: [Range<UInt64>]
+    package var localCompleted: [Range<UInt64>]
     /// The puller's resume point exactly as the peer sent it (number or JSON string); it becomes
     /// `subChanges.since`.
-    public var remote: JSONValue?
+    package var remote: JSONValue?
 
-    public init(time: Int? = nil, local: UInt64 = 0, localCompleted: [Range<UInt64>] = [], remote: JSONValue? = nil) {
+    package init(time: Int? = nil, local: UInt64 = 0, localCompleted: [Range<UInt64>] = [], remote: JSONValue? = nil) {
         self.time = time
         self.local = local
         self.localCompleted = localCompleted
@@ -22,7 +22,7 @@ public struct Checkpoint: Sendable, Hashable {
     }
 
     /// Reads a checkpoint body. Unknown keys (and Sync Gateway's `_id`/`_rev`) are ignored.
-    public init(json body: [UInt8]) throws(ProtocolError) {
+    package init(json body: [UInt8]) throws(ProtocolError) {
         let context = "checkpoint"
         let object = try MessageBody.object(body, context: context)
         if let time = object["time"] {
@@ -61,7 +61,7 @@ public struct Checkpoint: Sendable, Hashable {
 
     /// Compact JSON with keys in LiteCore's order `time`, `local`, `localCompleted`, `remote`,
     /// each left out until it has a value (e.g. `{"time":1795314763,"local":4,"remote":2}`).
-    public var json: [UInt8] {
+    package var json: [UInt8] {
         var object = JSONObject()
         object["time"] = time.map(JSONValue.integer)
         if local > 0 {
@@ -77,5 +77,5 @@ public struct Checkpoint: Sendable, Hashable {
     }
 
     /// `remote` as the `since` property of `subChanges`.
-    public var since: JSONValue? { remote }
+    package var since: JSONValue? { remote }
 }

@@ -6,7 +6,7 @@ extension DocumentBody {
     /// (`JSONBodyScan.isPlain`). One pass over the bytes decides, without building a `JSONValue` tree; almost
     /// every received body is like this. A body it is unsure of takes the full parse, which gives the precise
     /// error.
-    public static func isPlain(_ bytes: [UInt8]) -> Bool {
+    package static func isPlain(_ bytes: [UInt8]) -> Bool {
         (try? JSONBodyScan(scanning: bytes))?.isPlain ?? false
     }
 }

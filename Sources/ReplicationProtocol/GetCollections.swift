@@ -4,21 +4,21 @@ import SyncJSON
 /// `getCollections` (spec §3.1): the first message of a collection-aware connection. Entry *i*
 /// pairs `checkpointIDs[i]` with `collections[i]`, and *i* becomes that collection's `collection`
 /// index for the rest of the connection.
-public struct GetCollectionsRequest: ReplicationRequest, Hashable {
-    public static let profile = Profile.getCollections
+package struct GetCollectionsRequest: ReplicationRequest, Hashable {
+    package static let profile = Profile.getCollections
 
-    public var checkpointIDs: [String]
+    package var checkpointIDs: [String]
     /// Nil for a well-formed name that breaks Couchbase's naming rules: no peer can serve such a collection, so it
     /// is answered `null` like any other unknown one (as Sync Gateway does) rather than failing the whole request.
     /// Encoding writes a nil as `null`: the name is not kept, and this side never asks for such a collection.
-    public var collections: [CollectionName?]
+    package var collections: [CollectionName?]
 
-    public init(checkpointIDs: [String], collections: [CollectionName]) {
+    package init(checkpointIDs: [String], collections: [CollectionName]) {
         self.checkpointIDs = checkpointIDs
         self.collections = collections
     }
 
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         let context = "getCollections body"
         let object = try MessageBody.object(body, context: context)
@@ -57,7 +57,7 @@ public struct GetCollectionsRequest: ReplicationRequest, Hashable {
         self.collections = collections
     }
 
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         let body: JSONValue = [
             "checkpoint_ids": .array(checkpointIDs.map(JSONValue.string)),
             "collections": .array(collections.map { $0.map { .string($0.wireName) } ?? .null }),
@@ -81,8 +81,8 @@ public struct GetCollectionsRequest: ReplicationRequest, Hashable {
 }
 
 /// The reply to `getCollections`: one entry per requested collection, in request order.
-public struct GetCollectionsReply: ReplicationMessage, Hashable {
-    public enum Entry: Sendable, Hashable {
+package struct GetCollectionsReply: ReplicationMessage, Hashable {
+    package enum Entry: Sendable, Hashable {
         /// `null`: the peer does not serve this collection.
         case missing
         /// `{}`: the collection exists but has no checkpoint under the requested ID.
@@ -95,13 +95,13 @@ public struct GetCollectionsReply: ReplicationMessage, Hashable {
     static let revisionKey = "rev"
     static let legacyRevisionKey = "_rev"
 
-    public var entries: [Entry]
+    package var entries: [Entry]
 
-    public init(entries: [Entry]) {
+    package init(entries: [Entry]) {
         self.entries = entries
     }
 
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         let context = "getCollections reply"
         let value = try MessageBody.json(body, context: context)
         guard let array = value.arrayValue else {
@@ -137,7 +137,7 @@ public struct GetCollectionsReply: ReplicationMessage, Hashable {
 
     /// Checkpoints are written as LiteCore does: the body's members plus `rev`, keys sorted
     /// (observed in the CBL 3.2.4 `collections` transcript: `{"local":2,"remote":2,"rev":"3-cc","time":…}`).
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         let array: [JSONValue] = entries.map { entry in
             switch entry {
             case .missing:
@@ -160,7 +160,7 @@ public struct GetCollectionsReply: ReplicationMessage, Hashable {
 
 extension GetCollectionsReply.Entry {
     /// A checkpoint entry from the raw body stored by `setCheckpoint`.
-    public static func checkpoint(revision: String, storedBody: [UInt8]) throws(ProtocolError) -> Self {
+    package static func checkpoint(revision: String, storedBody: [UInt8]) throws(ProtocolError) -> Self {
         .checkpoint(revision: revision, body: try MessageBody.object(storedBody, context: "stored checkpoint"))
     }
 }

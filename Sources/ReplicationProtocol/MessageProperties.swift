@@ -9,13 +9,13 @@ public struct MessageProperties: Sendable, Hashable, ExpressibleByDictionaryLite
     public private(set) var pairs: [(key: String, value: String)]
 
     /// The key under which BLIP carries a request's profile (its message type).
-    public static let profileKey = "Profile"
+    package static let profileKey = "Profile"
 
-    public init() {
+    package init() {
         pairs = []
     }
 
-    public init(_ pairs: [(key: String, value: String)]) {
+    package init(_ pairs: [(key: String, value: String)]) {
         self.pairs = pairs
     }
 
@@ -23,13 +23,13 @@ public struct MessageProperties: Sendable, Hashable, ExpressibleByDictionaryLite
         pairs = elements.map { (key: $0.0, value: $0.1) }
     }
 
-    public var isEmpty: Bool { pairs.isEmpty }
+    package var isEmpty: Bool { pairs.isEmpty }
 
     /// The value of the first pair named `key`, or `nil` when it is absent **or empty**.
     ///
     /// LiteCore writes some properties with an empty value where it means "none" (notably
     /// `setCheckpoint`'s `rev` on a first save, spec §3.0), so an empty value reads as absent.
-    public subscript(key: String) -> String? {
+    package subscript(key: String) -> String? {
         guard let value = pairs.first(where: { $0.key == key })?.value, !value.isEmpty else {
             return nil
         }
@@ -37,15 +37,15 @@ public struct MessageProperties: Sendable, Hashable, ExpressibleByDictionaryLite
     }
 
     /// The request's profile, if any.
-    public var profile: String? { self[Self.profileKey] }
+    package var profile: String? { self[Self.profileKey] }
 
     /// Appends a pair, keeping the order in which a message is assembled.
-    public mutating func append(_ key: String, _ value: String) {
+    package mutating func append(_ key: String, _ value: String) {
         pairs.append((key: key, value: value))
     }
 
     /// Appends a pair only when there is a value to write.
-    public mutating func append(_ key: String, _ value: String?) {
+    package mutating func append(_ key: String, _ value: String?) {
         if let value {
             append(key, value)
         }
@@ -53,7 +53,7 @@ public struct MessageProperties: Sendable, Hashable, ExpressibleByDictionaryLite
 
     /// Appends a boolean pair in the given style, or nothing when it is false: LiteCore never
     /// writes a false boolean, it leaves the property out (spec §3.0).
-    public mutating func append(_ key: String, _ flag: Bool, style: PropertyBoolean.Style) {
+    package mutating func append(_ key: String, _ flag: Bool, style: PropertyBoolean.Style) {
         if flag {
             append(key, style.trueValue)
         }
@@ -74,7 +74,7 @@ public struct MessageProperties: Sendable, Hashable, ExpressibleByDictionaryLite
 
 extension MessageProperties {
     /// The value of `key`, or a `missingProperty` error naming the message it was expected in.
-    public func required(_ key: String, in profile: Profile?) throws(ProtocolError) -> String {
+    package func required(_ key: String, in profile: Profile?) throws(ProtocolError) -> String {
         guard let value = self[key] else {
             throw .missingProperty(key, profile: profile)
         }
@@ -82,12 +82,12 @@ extension MessageProperties {
     }
 
     /// A LiteCore-style boolean (spec §3.0); absent means false.
-    public func flag(_ key: String) -> Bool {
+    package func flag(_ key: String) -> Bool {
         PropertyBoolean.parse(self[key])
     }
 
     /// A non-negative decimal integer property, or `nil` when absent.
-    public func nonNegativeInteger(_ key: String, in profile: Profile?) throws(ProtocolError) -> Int? {
+    package func nonNegativeInteger(_ key: String, in profile: Profile?) throws(ProtocolError) -> Int? {
         guard let text = self[key] else { return nil }
         guard let value = Int(text), value >= 0 else {
             throw .invalidProperty(key, value: text, profile: profile, expected: "a non-negative decimal integer")
@@ -96,12 +96,12 @@ extension MessageProperties {
     }
 
     /// The `collection` index of a collection-aware connection (spec §3.0), or `nil` in legacy mode.
-    public func collectionIndex(in profile: Profile?) throws(ProtocolError) -> Int? {
+    package func collectionIndex(in profile: Profile?) throws(ProtocolError) -> Int? {
         try nonNegativeInteger(CollectionIndex.propertyKey, in: profile)
     }
 
     /// A JSON-valued property such as `since` or `sequence`.
-    public func json(_ key: String, in profile: Profile?) throws(ProtocolError) -> JSONValue? {
+    package func json(_ key: String, in profile: Profile?) throws(ProtocolError) -> JSONValue? {
         guard let text = self[key] else { return nil }
         do {
             return try JSONValue(parsing: Array(text.utf8))
@@ -120,6 +120,6 @@ extension MessageProperties {
 }
 
 /// Where collection-aware messages carry their collection (spec §3.0).
-public enum CollectionIndex {
-    public static let propertyKey = "collection"
+package enum CollectionIndex {
+    package static let propertyKey = "collection"
 }

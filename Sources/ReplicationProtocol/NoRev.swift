@@ -3,18 +3,18 @@ import SyncJSON
 
 /// `norev` (spec §3.8): sent instead of `rev` when a requested revision can't be delivered, so the
 /// puller stops waiting for it and can advance its checkpoint past `sequence`.
-public struct NoRevRequest: ReplicationRequest, Hashable {
-    public static let profile = Profile.norev
+package struct NoRevRequest: ReplicationRequest, Hashable {
+    package static let profile = Profile.norev
 
-    public var docID: String
-    public var revisionID: RevisionID
-    public var sequence: JSONValue?
+    package var docID: String
+    package var revisionID: RevisionID
+    package var sequence: JSONValue?
     /// A numeric status: 404, 410 (obsolete), 500 …
-    public var error: Int?
-    public var reason: String?
-    public var collection: Int?
+    package var error: Int?
+    package var reason: String?
+    package var collection: Int?
 
-    public init(
+    package init(
         docID: String,
         revisionID: RevisionID,
         sequence: JSONValue?,
@@ -31,7 +31,7 @@ public struct NoRevRequest: ReplicationRequest, Hashable {
     }
 
     /// Sync Gateway talking CBMobile_2 to another SG writes `seq` instead of `sequence`; both are read.
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         docID = try properties.required("id", in: Self.profile)
         revisionID = try RevisionID(received: try properties.required("rev", in: Self.profile))
@@ -50,7 +50,7 @@ public struct NoRevRequest: ReplicationRequest, Hashable {
         collection = try properties.collectionIndex(in: Self.profile)
     }
 
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var properties = Self.startProperties(collection: collection)
         properties.append("id", docID)
         properties.append("rev", revisionID.description)

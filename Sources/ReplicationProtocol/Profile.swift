@@ -18,7 +18,7 @@ public enum Profile: String, Sendable, Hashable, CaseIterable {
     case ping = "PING"
 
     /// Whether messages of this profile carry a `collection` index on a collection-aware connection.
-    public var isCollectionSpecific: Bool {
+    package var isCollectionSpecific: Bool {
         switch self {
         case .getCheckpoint, .setCheckpoint, .subChanges, .unsubChanges, .changes, .proposeChanges, .rev, .norev,
             .getAttachment, .proveAttachment:

@@ -1,15 +1,15 @@
 /// Boolean property values as Couchbase Lite reads and writes them (spec §3.0).
-public enum PropertyBoolean {
+package enum PropertyBoolean {
     /// How a true value is written. LiteCore writes string-literal flags as `true` and C++
     /// bools/ints (`noconflicts`, `deleted`, `sendReplacementRevs`) as `1`; a false value is never
     /// written, the property is left out.
-    public enum Style: Sendable {
+    package enum Style: Sendable {
         /// `true`: `continuous`, `activeOnly`, `revocations`, `compress`, `blobs`, `deltas`, `conflictIncludesRev`.
         case literal
         /// `1`: `deleted`, `noconflicts`, `sendReplacementRevs`.
         case integer
 
-        public var trueValue: String {
+        package var trueValue: String {
             switch self {
             case .literal: "true"
             case .integer: "1"
@@ -20,7 +20,7 @@ public enum PropertyBoolean {
     /// Reads a boolean the liberal LiteCore way: `true`/`YES` and `false`/`NO` in any case, otherwise
     /// a decimal integer that is true when non-zero. Absent and unparsable values are false, which
     /// is what LiteCore's integer fallback yields for them.
-    public static func parse(_ value: String?) -> Bool {
+    package static func parse(_ value: String?) -> Bool {
         guard let value, !value.isEmpty else { return false }
         switch value.lowercased() {
         case "true", "yes": return true

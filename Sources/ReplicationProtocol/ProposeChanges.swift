@@ -2,14 +2,14 @@ import SyncIdentifiers
 import SyncJSON
 
 /// One `proposeChanges` row: `[docID, revID, remoteRevID?, bodySize?]` (spec §3.6).
-public struct ProposedChange: Sendable, Hashable {
-    public var docID: String
-    public var revisionID: RevisionID
+package struct ProposedChange: Sendable, Hashable {
+    package var docID: String
+    package var revisionID: RevisionID
     /// The revision the sender believes is current on the receiver; `nil` when unknown (`""` on the wire).
-    public var remoteRevisionID: RevisionID?
-    public var bodySize: Int?
+    package var remoteRevisionID: RevisionID?
+    package var bodySize: Int?
 
-    public init(
+    package init(
         docID: String, revisionID: RevisionID, remoteRevisionID: RevisionID? = nil, bodySize: Int? = nil
     ) {
         self.docID = docID
@@ -64,24 +64,24 @@ public struct ProposedChange: Sendable, Hashable {
 }
 
 /// `proposeChanges` (spec §3.6): the active pusher asks which revisions the receiver will accept.
-public struct ProposeChangesRequest: ReplicationRequest, Hashable {
-    public static let profile = Profile.proposeChanges
+package struct ProposeChangesRequest: ReplicationRequest, Hashable {
+    package static let profile = Profile.proposeChanges
 
-    public var rows: [ProposedChange]
+    package var rows: [ProposedChange]
     /// Ask for `{"status":409,"rev":…}` instead of a bare 409 (LiteCore always sets it).
-    public var conflictIncludesRev: Bool
-    public var collection: Int?
+    package var conflictIncludesRev: Bool
+    package var collection: Int?
 
-    public init(rows: [ProposedChange], conflictIncludesRev: Bool = true, collection: Int? = nil) {
+    package init(rows: [ProposedChange], conflictIncludesRev: Bool = true, collection: Int? = nil) {
         self.rows = rows
         self.conflictIncludesRev = conflictIncludesRev
         self.collection = collection
     }
 
     /// The "push side caught up" marker CBL sends noReply in continuous mode.
-    public var isCaughtUp: Bool { rows.isEmpty }
+    package var isCaughtUp: Bool { rows.isEmpty }
 
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         collection = try properties.collectionIndex(in: Self.profile)
         conflictIncludesRev = properties.flag("conflictIncludesRev")
@@ -92,7 +92,7 @@ public struct ProposeChangesRequest: ReplicationRequest, Hashable {
         self.rows = rows
     }
 
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var properties = Self.startProperties(collection: collection)
         properties.append("conflictIncludesRev", conflictIncludesRev, style: .literal)
         return (properties, JSONValue.array(rows.map(\.json)).serialized)
@@ -100,8 +100,8 @@ public struct ProposeChangesRequest: ReplicationRequest, Hashable {
 }
 
 /// The reply to `proposeChanges`: per row, whether to send the revision.
-public struct ProposeChangesReply: ReplicationMessage, Hashable {
-    public enum Status: Sendable, Hashable {
+package struct ProposeChangesReply: ReplicationMessage, Hashable {
+    package enum Status: Sendable, Hashable {
         /// `0`: send it.
         case accepted
         /// `304`: the receiver already has it.
@@ -111,7 +111,7 @@ public struct ProposeChangesReply: ReplicationMessage, Hashable {
         /// Any other status, e.g. 500.
         case failed(Int)
 
-        public var code: Int {
+        package var code: Int {
             switch self {
             case .accepted: 0
             case .alreadyKnown: 304
@@ -130,20 +130,20 @@ public struct ProposeChangesReply: ReplicationMessage, Hashable {
         }
     }
 
-    public var statuses: [Status]
-    public var capabilities: ReceiverCapabilities
+    package var statuses: [Status]
+    package var capabilities: ReceiverCapabilities
 
-    public init(statuses: [Status], capabilities: ReceiverCapabilities = ReceiverCapabilities()) {
+    package init(statuses: [Status], capabilities: ReceiverCapabilities = ReceiverCapabilities()) {
         self.statuses = statuses
         self.capabilities = capabilities
     }
 
     /// The answer for row `index`; missing trailing entries mean "send it", so `[]` accepts everything.
-    public func status(at index: Int) -> Status {
+    package func status(at index: Int) -> Status {
         statuses.indices.contains(index) ? statuses[index] : .accepted
     }
 
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         capabilities = try ReceiverCapabilities(properties: properties)
         let context = "proposeChanges reply"
         var statuses: [Status] = []
@@ -177,7 +177,7 @@ public struct ProposeChangesReply: ReplicationMessage, Hashable {
     }
 
     /// Trailing zeros are left out; a conflict naming a revision is written as `{"status":409,"rev":…}`.
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var items: [JSONValue] = statuses.map { status in
             if case .conflict(let revision?) = status {
                 return ["status": .integer(409), "rev": .string(revision.description)]

@@ -31,7 +31,7 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidCollectionName(String, reason: String)
 
     /// The `ERR` reply to send when a request fails this way.
-    public var reply: ErrorReply {
+    package var reply: ErrorReply {
         switch self {
         case .missingProperty, .invalidProperty, .invalidJSON, .invalidBody, .invalidRow, .invalidRevisionID,
             .invalidHistory, .invalidCollectionName, .invalidDigest:

@@ -1,14 +1,14 @@
 /// What the receiver of revisions announces in its reply to `changes` or `proposeChanges`
 /// (spec §3.5): properties `maxHistory`, `blobs`, `deltas`, written in that order.
-public struct ReceiverCapabilities: Sendable, Hashable {
+package struct ReceiverCapabilities: Sendable, Hashable {
     /// Cap on `history` entries in `rev`; `nil` = not stated (use `RevisionHistory.defaultMaximumLength`).
-    public var maxHistory: Int?
+    package var maxHistory: Int?
     /// "I understand blob dicts; don't add `_attachments` stand-ins" (spec §7.2).
-    public var blobs: Bool
+    package var blobs: Bool
     /// "You may send me deltas" (spec §6).
-    public var deltas: Bool
+    package var deltas: Bool
 
-    public init(maxHistory: Int? = nil, blobs: Bool = false, deltas: Bool = false) {
+    package init(maxHistory: Int? = nil, blobs: Bool = false, deltas: Bool = false) {
         self.maxHistory = maxHistory
         self.blobs = blobs
         self.deltas = deltas
@@ -16,7 +16,7 @@ public struct ReceiverCapabilities: Sendable, Hashable {
 
     /// What LiteCore announces: `maxHistory: 50`, `blobs: true`, and `deltas: true` only on its
     /// first reply per collection.
-    public static func liteCore(includingDeltas deltas: Bool) -> ReceiverCapabilities {
+    package static func liteCore(includingDeltas deltas: Bool) -> ReceiverCapabilities {
         ReceiverCapabilities(maxHistory: RevisionHistory.defaultMaximumLength, blobs: true, deltas: deltas)
     }
 
@@ -35,5 +35,5 @@ public struct ReceiverCapabilities: Sendable, Hashable {
     }
 
     /// The history cap to apply when sending revisions.
-    public var effectiveMaxHistory: Int { maxHistory ?? RevisionHistory.defaultMaximumLength }
+    package var effectiveMaxHistory: Int { maxHistory ?? RevisionHistory.defaultMaximumLength }
 }

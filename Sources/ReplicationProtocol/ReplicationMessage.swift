@@ -2,7 +2,7 @@ import SyncIdentifiers
 import SyncJSON
 
 /// A replication request or reply that decodes from, and encodes to, BLIP properties and a body.
-public protocol ReplicationMessage: Sendable {
+package protocol ReplicationMessage: Sendable {
     /// Decodes a received message; bad input throws a `ProtocolError` that names the problem and
     /// carries the `ERR` reply to send.
     init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError)
@@ -12,7 +12,7 @@ public protocol ReplicationMessage: Sendable {
 }
 
 /// A replication request: a message with a `Profile`.
-public protocol ReplicationRequest: ReplicationMessage {
+package protocol ReplicationRequest: ReplicationMessage {
     static var profile: Profile { get }
 }
 

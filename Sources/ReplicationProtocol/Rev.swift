@@ -3,29 +3,29 @@ import SyncJSON
 
 /// `rev` (spec §3.7): one revision, sent by the pusher after a positive `changes` or
 /// `proposeChanges` reply. The reply is empty once the revision is durably stored.
-public struct RevRequest: ReplicationRequest, Hashable {
-    public static let profile = Profile.rev
+package struct RevRequest: ReplicationRequest, Hashable {
+    package static let profile = Profile.rev
 
-    public var docID: String
-    public var revisionID: RevisionID
+    package var docID: String
+    package var revisionID: RevisionID
     /// Ancestors newest first, truncated at what the receiver has (spec §4.2).
-    public var history: RevisionHistory
+    package var history: RevisionHistory
     /// The sender's sequence for this change, opaque JSON; an active LiteCore puller requires it.
-    public var sequence: JSONValue?
-    public var deleted: Bool
+    package var sequence: JSONValue?
+    package var deleted: Bool
     /// The receiver must refuse the revision if it would create a branch.
-    public var noConflicts: Bool
+    package var noConflicts: Bool
     /// The base revision when `body` is a JSON delta (spec §6).
-    public var deltaSource: RevisionID?
+    package var deltaSource: RevisionID?
     /// The originally requested revision when the sender substituted a newer one (3.2+).
-    public var replacedRevision: RevisionID?
+    package var replacedRevision: RevisionID?
     /// Legacy: the sender failed to produce the revision; the receiver records it as failed.
-    public var errorCode: Int?
-    public var collection: Int?
+    package var errorCode: Int?
+    package var collection: Int?
     /// The document (or delta) as compact JSON.
-    public var body: [UInt8]
+    package var body: [UInt8]
 
-    public init(
+    package init(
         docID: String,
         revisionID: RevisionID,
         history: RevisionHistory = RevisionHistory(),
@@ -53,7 +53,7 @@ public struct RevRequest: ReplicationRequest, Hashable {
 
     /// Validates the properties, including that `history` descends from `rev` one generation at a
     /// time. The body is kept as bytes; see `bodyObject()`.
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         docID = try properties.required("id", in: Self.profile)
         try DocumentID.validate(docID, key: "id", profile: Self.profile)
@@ -77,7 +77,7 @@ public struct RevRequest: ReplicationRequest, Hashable {
 
     /// Properties in LiteCore's order: `id`, `rev`, `sequence`, `noconflicts`, `deleted`, `history`,
     /// `deltaSrc`, then `replacedRev`.
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var properties = Self.startProperties(collection: collection)
         properties.append("id", docID)
         properties.append("rev", revisionID.description)
@@ -93,7 +93,7 @@ public struct RevRequest: ReplicationRequest, Hashable {
 
     /// The body parsed as a JSON object (a document, or a delta against `deltaSource`). An empty
     /// body reads as `{}`, the usual tombstone body.
-    public func bodyObject() throws(ProtocolError) -> JSONObject {
+    package func bodyObject() throws(ProtocolError) -> JSONObject {
         guard !body.isEmpty else { return JSONObject() }
         return try MessageBody.object(body, context: "rev body of '\(docID)'")
     }

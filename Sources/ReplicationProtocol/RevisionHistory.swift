@@ -2,20 +2,20 @@ import SyncIdentifiers
 
 /// The `history` property of a `rev`: ancestor revision IDs, newest first, without the revision
 /// itself (spec §4.2).
-public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
+package struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
     /// Newest (the parent) first.
-    public var ancestors: [RevisionID]
+    package var ancestors: [RevisionID]
 
     /// The cap on history length when a `changes`/`proposeChanges` reply gave no `maxHistory`.
-    public static let defaultMaximumLength = 50
+    package static let defaultMaximumLength = 50
 
-    public init(_ ancestors: [RevisionID] = []) {
+    package init(_ ancestors: [RevisionID] = []) {
         self.ancestors = ancestors
     }
 
     /// Parses the comma-separated wire form; spaces around entries are tolerated, an absent or
     /// empty property is an empty history.
-    public init(parsing text: String?) throws(ProtocolError) {
+    package init(parsing text: String?) throws(ProtocolError) {
         guard let text, !text.isEmpty else {
             ancestors = []
             return
@@ -32,15 +32,15 @@ public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The wire form, comma-separated without spaces as LiteCore writes it; empty for no history.
-    public var description: String {
+    package var description: String {
         ancestors.map(\.description).joined(separator: ",")
     }
 
-    public var isEmpty: Bool { ancestors.isEmpty }
+    package var isEmpty: Bool { ancestors.isEmpty }
 
     /// Checks that the history can hang below `revision`: the first entry is its parent and each
     /// further entry is exactly one generation older. An empty history is valid (unknown ancestry).
-    public func validate(below revision: RevisionID) throws(ProtocolError) {
+    package func validate(below revision: RevisionID) throws(ProtocolError) {
         var expectedGeneration = revision.generation
         for ancestor in ancestors {
             guard expectedGeneration > 1, ancestor.generation == expectedGeneration - 1 else {
@@ -57,7 +57,7 @@ public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
     /// The history to send for a revision whose full ancestry (newest first) is `ancestry`: it
     /// stops at, and includes, the first ancestor the receiver already has, and holds at most
     /// `maximumLength` entries (spec §4.2).
-    public static func truncated(
+    package static func truncated(
         _ ancestry: [RevisionID],
         stoppingAtFirstOf knownByReceiver: Set<RevisionID>,
         maximumLength: Int = defaultMaximumLength
@@ -72,7 +72,7 @@ public struct RevisionHistory: Sendable, Hashable, CustomStringConvertible {
 
     /// Fills generation gaps in a pruned ancestry (newest first) below `revision` with LiteCore-style
     /// `faded000…` placeholders, so that generations descend by exactly one (spec §4.2).
-    public static func fillingGaps(
+    package static func fillingGaps(
         in ancestry: [RevisionID],
         below revision: RevisionID,
         using generator: inout some RandomNumberGenerator

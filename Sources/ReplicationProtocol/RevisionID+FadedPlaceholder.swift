@@ -3,7 +3,7 @@ import SyncIdentifiers
 extension RevisionID {
     /// LiteCore's stand-in for an ancestor missing from a pruned tree (spec §4.2):
     /// `<generation>-faded000` followed by 16 random hex digits.
-    public static func fadedPlaceholder(
+    package static func fadedPlaceholder(
         generation: UInt32,
         using generator: inout some RandomNumberGenerator
     ) -> RevisionID {

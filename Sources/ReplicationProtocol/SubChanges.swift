@@ -11,31 +11,31 @@ public struct SubChangesRequest: ReplicationRequest, Hashable {
         public init(rawValue: String) { self.rawValue = rawValue }
 
         public static let revisionTrees = Versioning(rawValue: "rev-trees")
-        public static let versionVectors = Versioning(rawValue: "version-vectors")
+        package static let versionVectors = Versioning(rawValue: "version-vectors")
     }
 
     /// The one filter Couchbase peers understand; its parameter is `channels`.
-    public static let channelFilter = "sync_gateway/bychannel"
+    package static let channelFilter = "sync_gateway/bychannel"
     /// LiteCore's default `batch`.
     public static let defaultBatchSize = 200
 
     /// The checkpoint's `remote` value, exactly as the peer sent it (a number or a JSON string).
-    public var since: JSONValue?
+    package var since: JSONValue?
     public var continuous: Bool
     /// The maximum number of rows per `changes` message.
     public var batchSize: Int?
-    public var sendReplacementRevs: Bool
-    public var versioning: Versioning?
+    package var sendReplacementRevs: Bool
+    package var versioning: Versioning?
     /// Skip tombstones in the backlog.
-    public var activeOnly: Bool
+    package var activeOnly: Bool
     /// Announce access revocations and channel removals (CBMobile_3).
-    public var revocations: Bool
-    public var filter: String?
+    package var revocations: Bool
+    package var filter: String?
     /// The `channels` filter parameter, split at commas.
-    public var channels: [String]?
+    package var channels: [String]?
     /// Restricts the feed to these documents (body `{"docIDs":[…]}`).
-    public var docIDs: [String]?
-    public var collection: Int?
+    package var docIDs: [String]?
+    package var collection: Int?
 
     public init(
         since: JSONValue? = nil,
@@ -123,21 +123,21 @@ public struct SubChangesRequest: ReplicationRequest, Hashable {
 }
 
 /// `unsubChanges` (spec §3.11): stops the feed for a collection. No properties besides `collection`.
-public struct UnsubChangesRequest: ReplicationRequest, Hashable {
-    public static let profile = Profile.unsubChanges
+package struct UnsubChangesRequest: ReplicationRequest, Hashable {
+    package static let profile = Profile.unsubChanges
 
-    public var collection: Int?
+    package var collection: Int?
 
-    public init(collection: Int? = nil) {
+    package init(collection: Int? = nil) {
         self.collection = collection
     }
 
-    public init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
+    package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         collection = try properties.collectionIndex(in: Self.profile)
     }
 
-    public func encode() -> (properties: MessageProperties, body: [UInt8]) {
+    package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         (Self.startProperties(collection: collection), [])
     }
 }

@@ -1,6 +1,6 @@
 /// A `Sec-WebSocket-Protocol` value of the replication protocol, `BLIP_3+CBMobile_<n>` (spec §1.3).
 public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public static let headerName = "Sec-WebSocket-Protocol"
+    package static let headerName = "Sec-WebSocket-Protocol"
 
     public let rawValue: String
 
@@ -9,17 +9,17 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
     }
 
     public static let cbMobile3 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_3")
-    public static let cbMobile2 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_2")
+    package static let cbMobile2 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_2")
 
     /// What this implementation speaks, most preferred first. CBMobile_4 (version vectors) is not
     /// implemented.
-    public static let supported: [ReplicationSubprotocol] = [.cbMobile3, .cbMobile2]
+    package static let supported: [ReplicationSubprotocol] = [.cbMobile3, .cbMobile2]
 
     /// The header value an active peer sends; what CBL 3.0–3.2 offer.
-    public static let clientOffer = offer(supported)
+    package static let clientOffer = offer(supported)
 
     /// The `CBMobile` major version, or `nil` for a value that isn't `BLIP_3+CBMobile_<n>`.
-    public var replicationVersion: Int? {
+    package var replicationVersion: Int? {
         let prefix = "BLIP_3+CBMobile_"
         guard rawValue.hasPrefix(prefix) else { return nil }
         return Int(rawValue.dropFirst(prefix.count))
@@ -28,14 +28,14 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
     public var description: String { rawValue }
 
     /// A comma-separated header value, most preferred first.
-    public static func offer(_ protocols: [ReplicationSubprotocol]) -> String {
+    package static func offer(_ protocols: [ReplicationSubprotocol]) -> String {
         protocols.map(\.rawValue).joined(separator: ",")
     }
 
     /// The go-blip rule: walk the client's list in its order (spaces trimmed; several header lines
     /// are read in order) and take the first entry we support, so the client's preference wins.
     /// `nil` when nothing matches.
-    public static func select(
+    package static func select(
         offered headerValues: [String],
         supported: [ReplicationSubprotocol] = supported
     ) -> ReplicationSubprotocol? {
@@ -50,7 +50,7 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
         return nil
     }
 
-    public static func select(
+    package static func select(
         offered headerValue: String,
         supported: [ReplicationSubprotocol] = supported
     ) -> ReplicationSubprotocol? {
@@ -59,7 +59,7 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
 
     /// The active side's check of the 101 response: the echoed value must be one it offered
     /// (LiteCore fails with 403 "Server did not accept protocol" otherwise).
-    public static func accepted(
+    package static func accepted(
         response headerValue: String?,
         offered: [ReplicationSubprotocol] = supported
     ) -> ReplicationSubprotocol? {
@@ -69,7 +69,7 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
     }
 
     /// Sync Gateway's body for its HTTP 500 when nothing matches.
-    public static func mismatchMessage(supported: [ReplicationSubprotocol] = supported) -> String {
+    package static func mismatchMessage(supported: [ReplicationSubprotocol] = supported) -> String {
         "I only speak \(offer(supported)) protocols"
     }
 }

@@ -2,19 +2,19 @@ import Crypto
 import Foundation
 
 /// A blob's key (spec §7.1): `sha1-` and the standard, padded base64 of the SHA-1 of its content.
-public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
+package struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     private static let prefix = "sha1-"
 
     /// The 20 bytes of the SHA-1. They alone make a digest's identity: a blob is one blob whichever text names it.
-    public let sha1: [UInt8]
+    package let sha1: [UInt8]
 
     /// The `sha1-…` text as parsed. The base64 character before the `=` carries two bits that decoding ignores,
     /// so four texts name each blob; a peer is sent back the one it wrote, and a computed digest has the canonical
     /// one.
-    public let description: String
+    package let description: String
 
     /// Parses `sha1-` followed by 28 base64 characters of 20 bytes.
-    public init(_ text: String) throws(InvalidBlobDigest) {
+    package init(_ text: String) throws(InvalidBlobDigest) {
         guard text.hasPrefix(Self.prefix) else { throw InvalidBlobDigest(text: text) }
         let encoded = text.dropFirst(Self.prefix.count)
         guard encoded.utf8.count == 28, let bytes = Data(base64Encoded: String(encoded)),
@@ -27,17 +27,17 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The digest of `content`.
-    public init(of content: some DataProtocol) {
+    package init(of content: some DataProtocol) {
         self.init(sha1: Insecure.SHA1.hash(data: content))
     }
 
     /// The digest of content hashed elsewhere, such as a blob hashed as it streams in.
-    public init(sha1: Insecure.SHA1Digest) {
+    package init(sha1: Insecure.SHA1Digest) {
         self.init(canonical: Array(sha1))
     }
 
     /// The digest whose SHA-1 is `sha1`, for digests kept in another form; nil unless it is 20 bytes.
-    public init?(sha1: [UInt8]) {
+    package init?(sha1: [UInt8]) {
         guard sha1.count == Insecure.SHA1.byteCount else { return nil }
         self.init(canonical: sha1)
     }
@@ -48,15 +48,15 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `content` is the blob this digest names.
-    public func matches(_ content: some DataProtocol) -> Bool {
+    package func matches(_ content: some DataProtocol) -> Bool {
         BlobDigest(of: content) == self
     }
 
-    public static func == (lhs: BlobDigest, rhs: BlobDigest) -> Bool {
+    package static func == (lhs: BlobDigest, rhs: BlobDigest) -> Bool {
         lhs.sha1 == rhs.sha1
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(sha1)
     }
 }

@@ -2,17 +2,17 @@
 /// the replication protocol and the REST API all hold the same names, so a name checked once holds everywhere.
 public struct CollectionName: Hashable, Sendable, CustomStringConvertible {
     /// The name reserved for the default scope and the default collection.
-    public static let defaultName = "_default"
+    package static let defaultName = "_default"
     /// The default collection, `_default._default`.
     public static let `default` = CollectionName(unchecked: defaultName, defaultName)
 
-    public let scope: String
-    public let name: String
+    package let scope: String
+    package let name: String
 
     /// Creates a collection name, validating both parts by Couchbase's rules: 1–251 characters from
     /// `A-Z a-z 0-9 _ - %`, not starting with `_` or `%` (except `_default`, and the `_default` collection
     /// exists only in the `_default` scope).
-    public init(scope: String, name: String) throws(InvalidCollectionName) {
+    package init(scope: String, name: String) throws(InvalidCollectionName) {
         let whole = "\(scope).\(name)"
         // Empty parts come before the other rules, so that such a text is reported as malformed (which the
         // replication protocol refuses) rather than as a name that no one serves.
@@ -29,7 +29,7 @@ public struct CollectionName: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses either textual form: `scope.collection`, or a bare collection name in the default scope
     /// (`"_default"` alone is the default collection).
-    public init(parsing text: String) throws(InvalidCollectionName) {
+    package init(parsing text: String) throws(InvalidCollectionName) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         switch parts.count {
         case 1:
@@ -46,15 +46,15 @@ public struct CollectionName: Hashable, Sendable, CustomStringConvertible {
         self.name = name
     }
 
-    public var isDefault: Bool { self == .default }
+    package var isDefault: Bool { self == .default }
 
     /// `scope.collection` with the scope always written: the form of the store, the configuration and the command
     /// line, and part of the checkpoint IDs of named collections.
-    public var qualifiedName: String { "\(scope).\(name)" }
+    package var qualifiedName: String { "\(scope).\(name)" }
 
     /// The form on the wire: LiteCore leaves the default scope out (`orders` is `_default.orders`, `_default` the
     /// default collection), and a peer compares names as text.
-    public var wireName: String {
+    package var wireName: String {
         scope == Self.defaultName ? name : qualifiedName
     }
 

@@ -1,8 +1,8 @@
 /// A text that is not a collection name. The reason is typed so that each layer can tell a malformed text from a
 /// well-formed name that breaks a naming rule: the replication protocol refuses the first and answers the second as
 /// a collection it does not serve.
-public struct InvalidCollectionName: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: Hashable, Sendable, CustomStringConvertible {
+package struct InvalidCollectionName: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Reason: Hashable, Sendable, CustomStringConvertible {
         case tooManyParts
         case emptyPart
         case tooLong
@@ -10,7 +10,7 @@ public struct InvalidCollectionName: Error, Hashable, Sendable, CustomStringConv
         case defaultCollectionOutsideDefaultScope
         case disallowedCharacter
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .tooManyParts: "expected 'scope.collection' or 'collection'"
             case .emptyPart: "scope and collection names must not be empty"
@@ -23,8 +23,8 @@ public struct InvalidCollectionName: Error, Hashable, Sendable, CustomStringConv
     }
 
     /// The text as given when it has too many parts, else `scope.collection` with the default scope written out.
-    public let text: String
-    public let reason: Reason
+    package let text: String
+    package let reason: Reason
 
-    public var description: String { "invalid collection name '\(text)': \(reason)" }
+    package var description: String { "invalid collection name '\(text)': \(reason)" }
 }

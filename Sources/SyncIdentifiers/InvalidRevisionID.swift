@@ -32,12 +32,12 @@ public struct InvalidRevisionID: Error, Hashable, Sendable, CustomStringConverti
     }
 
     /// The text as given, or `<generation>-<digest>` when the ID was given by its parts.
-    public let text: String
-    public let reason: Reason
+    package let text: String
+    package let reason: Reason
 
     /// Public so that a layer that computes generations itself, such as the store from a `_revisions` start,
     /// reports one out of range as the same error.
-    public init(text: String, reason: Reason) {
+    package init(text: String, reason: Reason) {
         self.text = text
         self.reason = reason
     }

@@ -12,7 +12,7 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// The edit count: 1 for a document's first revision, parent + 1 afterwards.
     public let generation: UInt32
     /// Lowercase hex digits.
-    public let digest: String
+    package let digest: String
 
     /// LiteCore stores a binary revision ID (varint generation + digest bytes) in a 42-byte buffer.
     static let binaryCapacity = 42

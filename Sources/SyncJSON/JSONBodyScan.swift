@@ -7,28 +7,28 @@
 /// `digest`), and entries of a top-level legacy `_attachments` dictionary that carry a `digest`.
 public struct JSONBodyScan: Sendable, Equatable {
     /// The digests of the blobs the body refers to, as written.
-    public let blobDigests: Set<String>
+    package let blobDigests: Set<String>
     /// No top-level `_` property to strip or refuse, and no `@type` key at any depth, so no blob: the body can
     /// be kept exactly as it came. It only ever vouches for bodies that `JSONValue(parsing:)` accepts, and is
     /// false for anything the scan is unsure of (keys with escapes or non-ASCII characters, objects wider than
     /// `maximumPlainObjectWidth`, lone surrogates, nesting beyond `JSONValue.maximumNestingDepth`); such a body
     /// takes the full parse, which gives the precise error.
-    public let isPlain: Bool
+    package let isPlain: Bool
 
     /// Deeper nesting is refused rather than risking the stack on hostile input.
-    public static let maximumDepth = 256
+    package static let maximumDepth = 256
     /// Checking a wider object for duplicate keys pairwise costs more than the full parse saves.
-    public static let maximumPlainObjectWidth = 64
+    package static let maximumPlainObjectWidth = 64
 
     /// Scans `body`; throws unless it is a single JSON object.
-    public init(scanning body: UnsafeRawBufferPointer) throws(JSONBodyError) {
+    package init(scanning body: UnsafeRawBufferPointer) throws(JSONBodyError) {
         var scanner = Scanner(bytes: body.bindMemory(to: UInt8.self))
         try scanner.scanDocument()
         blobDigests = scanner.digests
         isPlain = scanner.isPlain
     }
 
-    public init(scanning body: [UInt8]) throws(JSONBodyError) {
+    package init(scanning body: [UInt8]) throws(JSONBodyError) {
         let result: Result<JSONBodyScan, JSONBodyError> = body.withUnsafeBytes { raw in
             do throws(JSONBodyError) {
                 return .success(try JSONBodyScan(scanning: raw))
@@ -41,12 +41,12 @@ public struct JSONBodyScan: Sendable, Equatable {
 }
 
 /// Why a document body is not a JSON object, and where the scan noticed.
-public struct JSONBodyError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var reason: String
+package struct JSONBodyError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var reason: String
     /// Byte offset into the body.
-    public var offset: Int
+    package var offset: Int
 
-    public var description: String { "\(reason) at byte \(offset)" }
+    package var description: String { "\(reason) at byte \(offset)" }
 }
 
 extension JSONBodyScan {

@@ -1,7 +1,7 @@
 extension JSONDelta {
     /// A delta that `apply(delta:to:)` turns from `old` into `new`: `{}` when nothing changed in an
     /// object or array, otherwise the smaller of an incremental patch and a plain replacement.
-    public static func makeDelta(from old: JSONValue, to new: JSONValue) -> JSONValue {
+    package static func makeDelta(from old: JSONValue, to new: JSONValue) -> JSONValue {
         if let delta = difference(from: old, to: new) {
             return delta
         }
@@ -104,15 +104,15 @@ extension JSONDelta {
 }
 
 /// When a pusher should send a delta instead of the full body (LiteCore's rules, spec §6).
-public enum DeltaPolicy {
+package enum DeltaPolicy {
     /// Smaller bodies always go in full (LiteCore measures its Fleece size; this uses JSON size).
-    public static let minimumBodySize = 200
+    package static let minimumBodySize = 200
     /// A delta is only worth sending when it is at most this many times the full body's size.
-    public static let maximumSizeRatio = 1.2
+    package static let maximumSizeRatio = 1.2
 
     /// Whether the receiver accepts deltas, the base is a live revision, the body is large enough
     /// and the delta small enough.
-    public static func shouldSendDelta(
+    package static func shouldSendDelta(
         deltaSize: Int,
         bodySize: Int,
         baseIsTombstone: Bool,

@@ -7,15 +7,15 @@
 /// * `{…}` against an array patches by decimal index, and `"N-": [tail]` replaces everything from N on;
 /// * `["ops", 0, 2]` against a string is a text patch of `n=` copy, `n-` skip, `n+bytes|` insert,
 ///   counted in UTF-8 bytes.
-public enum JSONDelta {
+package enum JSONDelta {
     /// LiteCore only emits text patches for strings at least this long.
-    public static let minimumTextPatchLength = 60
+    package static let minimumTextPatchLength = 60
     static let textPatchFormat = 2
 
     // MARK: Applying
 
     /// Applies `delta` to `base`. Throws `JSONDeltaError.corruptDelta` when the delta doesn't fit the base.
-    public static func apply(delta: JSONValue, to base: JSONValue) throws(JSONDeltaError) -> JSONValue {
+    package static func apply(delta: JSONValue, to base: JSONValue) throws(JSONDeltaError) -> JSONValue {
         guard let result = try apply(delta, to: Optional(base), path: "") else {
             throw .corruptDelta("the delta deletes the whole value")
         }
@@ -142,6 +142,6 @@ public enum JSONDelta {
 }
 
 /// Why a delta cannot be applied to its base.
-public enum JSONDeltaError: Error, Sendable, Equatable {
+package enum JSONDeltaError: Error, Sendable, Equatable {
     case corruptDelta(String)
 }

@@ -3,11 +3,11 @@
 /// Most of a document's bytes are inside strings, and almost all of those need nothing but a look: no quote,
 /// backslash, control character or UTF-8 sequence to check. Testing 8 of them per step, instead of one,
 /// is what makes the body scanners cheap on long strings.
-public enum JSONStringBytes {
+package enum JSONStringBytes {
     /// The offset of the first byte at or after `start` that ends or interrupts a run of plain string bytes:
     /// a quote, a backslash, a control character (below 0x20) or a non-ASCII byte. `bytes.count` if none.
     @inlinable
-    public static func endOfPlainRun(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+    package static func endOfPlainRun(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
         var index = start
         while index + 8 <= bytes.count {
             let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
@@ -26,7 +26,7 @@ public enum JSONStringBytes {
 
     /// The value of the four hex digits at `offset` (those of a `\u` escape), or `nil` if there are not four.
     @inlinable
-    public static func hexQuad(in bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32? {
+    package static func hexQuad(in bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32? {
         guard offset + 4 <= bytes.count else { return nil }
         var value: UInt32 = 0
         for byte in bytes[offset..<(offset + 4)] {
@@ -45,7 +45,7 @@ public enum JSONStringBytes {
     /// The length of the UTF-8 sequence at `offset` that encodes one scalar above U+007F, or `nil` if it is not
     /// well formed: truncated, a bad continuation byte, an overlong form, a surrogate or past U+10FFFF.
     @inlinable
-    public static func multibyteScalarLength(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+    package static func multibyteScalarLength(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
         let lead = bytes[offset]
         let length: Int
         let minimum: UInt32

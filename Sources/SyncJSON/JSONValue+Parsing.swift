@@ -1,24 +1,24 @@
 /// Why a byte sequence is not JSON, and where the parser noticed.
-public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Byte offset into the input.
-    public var offset: Int
-    public var reason: String
+    package var offset: Int
+    package var reason: String
 
-    public var description: String { "\(reason) at byte \(offset)" }
+    package var description: String { "\(reason) at byte \(offset)" }
 }
 
 extension JSONValue {
     /// Nesting beyond this is refused, so hostile input cannot exhaust the stack.
-    public static let maximumNestingDepth = 200
+    package static let maximumNestingDepth = 200
 
     /// Parses one strict RFC 8259 JSON text: no trailing commas, comments, duplicate keys, leading
     /// zeros, unescaped control characters, lone surrogates or invalid UTF-8.
-    public init(parsing bytes: [UInt8]) throws(JSONParseError) {
+    package init(parsing bytes: [UInt8]) throws(JSONParseError) {
         var scanner = JSONScanner(bytes: bytes)
         self = try scanner.parseDocument()
     }
 
-    public init(parsing text: String) throws(JSONParseError) {
+    package init(parsing text: String) throws(JSONParseError) {
         try self.init(parsing: Array(text.utf8))
     }
 }

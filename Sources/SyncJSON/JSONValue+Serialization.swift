@@ -1,14 +1,14 @@
 extension JSONValue {
     /// Compact JSON (no whitespace), object members in their stored order, strings escaped
     /// minimally: the form LiteCore writes, so equal values always serialize to equal bytes.
-    public var serialized: [UInt8] {
+    package var serialized: [UInt8] {
         var output: [UInt8] = []
         write(to: &output)
         return output
     }
 
     /// The compact JSON text.
-    public var jsonString: String {
+    package var jsonString: String {
         String(decoding: serialized, as: UTF8.self)
     }
 

@@ -10,41 +10,41 @@ public enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object(JSONObject)
 
-    public static func integer(_ value: Int) -> JSONValue {
+    package static func integer(_ value: Int) -> JSONValue {
         .number(JSONNumber(value))
     }
 
-    public var objectValue: JSONObject? {
+    package var objectValue: JSONObject? {
         if case .object(let object) = self { object } else { nil }
     }
 
-    public var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         if case .array(let array) = self { array } else { nil }
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let string) = self { string } else { nil }
     }
 
-    public var numberValue: JSONNumber? {
+    package var numberValue: JSONNumber? {
         if case .number(let number) = self { number } else { nil }
     }
 
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .bool(let bool) = self { bool } else { nil }
     }
 
-    public var isNull: Bool {
+    package var isNull: Bool {
         if case .null = self { true } else { false }
     }
 
     /// The value as an integer, if it is a JSON number written as one.
-    public var intValue: Int? {
+    package var intValue: Int? {
         numberValue?.intValue
     }
 
     /// A short name of the value's type, for error messages.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -78,10 +78,10 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 /// (an `Int64`-sized sequence or `1795314761.0` would not survive a trip through `Double`).
 /// Equality is textual: `1` and `1.0` differ, as they would on the wire.
 public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
-    public let text: String
+    package let text: String
 
     /// Accepts only the JSON number grammar (RFC 8259 §6).
-    public init?(text: String) {
+    package init?(text: String) {
         guard Self.isValidLiteral(Array(text.utf8)) else { return nil }
         self.text = text
     }
@@ -90,18 +90,18 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
         text = validatedText
     }
 
-    public init<Integer: BinaryInteger>(_ value: Integer) {
+    package init<Integer: BinaryInteger>(_ value: Integer) {
         text = String(value)
     }
 
     /// A finite double; non-finite values have no JSON form and become `0`.
-    public init(_ value: Double) {
+    package init(_ value: Double) {
         text = value.isFinite ? "\(value)" : "0"
     }
 
-    public var intValue: Int? { Int(text) }
-    public var int64Value: Int64? { Int64(text) }
-    public var doubleValue: Double { Double(text) ?? 0 }
+    package var intValue: Int? { Int(text) }
+    package var int64Value: Int64? { Int64(text) }
+    package var doubleValue: Double { Double(text) ?? 0 }
     public var description: String { text }
 
     static func isValidLiteral(_ bytes: [UInt8]) -> Bool {
@@ -115,11 +115,11 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 /// Equality ignores member order, as JSON does: two objects are equal when they have the same
 /// members. Serialization uses the stored order.
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var keys: [String] = []
+    package private(set) var keys: [String] = []
     private var values: [JSONValue] = []
     private var positions: [String: Int] = [:]
 
-    public init() {}
+    package init() {}
 
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         for (key, value) in elements {
@@ -127,12 +127,12 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         }
     }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    package var count: Int { keys.count }
+    package var isEmpty: Bool { keys.isEmpty }
 
     /// Reading returns the member's value; assigning a value replaces it in place or appends a new
     /// member, assigning `nil` removes it.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         get { positions[key].map { values[$0] } }
         set {
             switch (positions[key], newValue) {

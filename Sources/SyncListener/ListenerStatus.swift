@@ -3,7 +3,7 @@ import Foundation
 
 /// A snapshot of one listener for health reports and the ops API.
 public struct ListenerStatus: Sendable, Equatable {
-    public enum State: Sendable, Equatable {
+    package enum State: Sendable, Equatable {
         case starting
         case running
         case stopped
@@ -11,50 +11,50 @@ public struct ListenerStatus: Sendable, Equatable {
     }
 
     /// Connection counts of one served database.
-    public struct DatabaseCounts: Sendable, Equatable {
-        public var name: String
+    package struct DatabaseCounts: Sendable, Equatable {
+        package var name: String
         /// Replication connections accepted since start.
-        public var totalConnections: Int
+        package var totalConnections: Int
         /// Replication connections open now.
-        public var activeConnections: Int
+        package var activeConnections: Int
     }
 
     /// One open replication connection. It names the user but carries no credential.
-    public struct Connection: Sendable, Equatable {
+    package struct Connection: Sendable, Equatable {
         /// The client's address and port as this side sees them (`[…]` around IPv6).
-        public var peer: String
+        package var peer: String
         /// The authenticated user; nil when the listener has no users (`auth = "none"` or client certificates).
-        public var user: String?
-        public var database: String
+        package var user: String?
+        package var database: String
         /// When the upgrade was accepted.
-        public var since: Date
+        package var since: Date
         /// Revisions the client pushed and this side stored.
-        public var documentsPushed: Int
+        package var documentsPushed: Int
         /// Revisions the client pulled and acknowledged.
-        public var documentsPulled: Int
+        package var documentsPulled: Int
     }
 
-    public var name: String
-    public var state: State
+    package var name: String
+    package var state: State
     /// The TCP port actually bound (useful with `port = 0`); `nil` until the server runs.
-    public var boundPort: Int?
-    public var totalConnections: Int
-    public var activeConnections: Int
+    package var boundPort: Int?
+    package var totalConnections: Int
+    package var activeConnections: Int
     /// One entry per served database, in configuration order.
-    public var databases: [DatabaseCounts]
+    package var databases: [DatabaseCounts]
     /// Open connections, oldest first.
-    public var connections: [Connection] = []
+    package var connections: [Connection] = []
     /// Revisions pushed by clients since start, over open and closed connections.
-    public var documentsPushed = 0
+    package var documentsPushed = 0
     /// Revisions pulled by clients since start, over open and closed connections.
-    public var documentsPulled = 0
+    package var documentsPulled = 0
     /// What keeps the listener from serving as configured while it runs (no users, a refused users or
     /// certificate file), one line each.
-    public var problems: [String] = []
+    package var problems: [String] = []
     /// Users accepted with `auth = "basic"`; nil for other kinds of authentication.
-    public var users: Int?
+    package var users: Int?
     /// Replication upgrades refused since start, by the HTTP status they were answered with.
-    public var refusedUpgrades: [Int: Int] = [:]
+    package var refusedUpgrades: [Int: Int] = [:]
 }
 
 /// Who holds an accepted connection, recorded when its upgrade is accepted.

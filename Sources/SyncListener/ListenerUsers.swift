@@ -8,9 +8,9 @@ import Synchronization
 /// be read or does not parse is refused and the users read before stay in force; a missing file at the default
 /// place in the data directory, or an empty file, means nobody has been added yet, and the listener refuses
 /// everyone until someone is. A missing file configured elsewhere is refused like an unreadable one.
-public final class ListenerUsers: Sendable {
+package final class ListenerUsers: Sendable {
     /// How the last read of the file went.
-    public enum Condition: Sendable, Equatable {
+    package enum Condition: Sendable, Equatable {
         case loaded(count: Int)
         /// No file, or a file without `[[user]]`.
         case noUsers
@@ -19,39 +19,39 @@ public final class ListenerUsers: Sendable {
     }
 
     /// What `reload()` changed, for the caller's log line.
-    public enum ReloadOutcome: Sendable, Equatable {
+    package enum ReloadOutcome: Sendable, Equatable {
         case unchanged
         case replaced(count: Int)
         case refused(problem: String, kept: Int)
     }
 
     /// The exact advice /health and the log give while nobody can sign in.
-    public static let noUsersReason = "no users: add one with `edge-gateway users add NAME`"
+    package static let noUsersReason = "no users: add one with `edge-gateway users add NAME`"
 
-    public let file: String
+    package let file: String
     /// Reads and checks the file; it decides what a missing file means.
     let load: @Sendable () throws -> [ListenerUser]
     private let state: Mutex<(users: [ListenerUser], condition: Condition)>
 
     /// Reads `file` for the first time; problems are recorded in `condition`, never thrown, so that the
     /// listener still starts and reports them.
-    public init(file: String, load: @escaping @Sendable () throws -> [ListenerUser]) {
+    package init(file: String, load: @escaping @Sendable () throws -> [ListenerUser]) {
         self.file = file
         self.load = load
         state = Mutex(([], .noUsers))
         _ = reload()
     }
 
-    public var users: [ListenerUser] {
+    package var users: [ListenerUser] {
         state.withLock { $0.users }
     }
 
-    public var condition: Condition {
+    package var condition: Condition {
         state.withLock { $0.condition }
     }
 
     /// Why signing in is impaired, in one line for /health; nil while users are loaded.
-    public var problem: String? {
+    package var problem: String? {
         switch condition {
         case .loaded: nil
         case .noUsers: Self.noUsersReason
@@ -64,7 +64,7 @@ public final class ListenerUsers: Sendable {
 
     /// Reads the file again and swaps its users in, or refuses it and keeps the current ones.
     @discardableResult
-    public func reload() -> ReloadOutcome {
+    package func reload() -> ReloadOutcome {
         let read: Result<[ListenerUser], any Error> = Result { try load() }
         return state.withLock { state in
             switch read {

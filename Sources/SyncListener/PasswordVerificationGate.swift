@@ -8,10 +8,10 @@ import Foundation
 /// the request is refused with 503, which Couchbase Lite retries with back-off.
 public actor PasswordVerificationGate {
     public struct Limit: Sendable, Equatable {
-        public var concurrent: Int
-        public var waiting: Int
+        package var concurrent: Int
+        package var waiting: Int
 
-        public init(concurrent: Int, waiting: Int) {
+        package init(concurrent: Int, waiting: Int) {
             precondition(concurrent > 0 && waiting >= 0)
             self.concurrent = concurrent
             self.waiting = waiting
@@ -21,13 +21,13 @@ public actor PasswordVerificationGate {
         public static let standard = Limit(concurrent: 2, waiting: 64)
     }
 
-    public nonisolated let limit: Limit
+    package nonisolated let limit: Limit
     private var running = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
     /// The most verifications that ever ran at once, which tests check against the limit.
-    public private(set) var mostConcurrent = 0
+    package private(set) var mostConcurrent = 0
 
-    public init(_ limit: Limit) {
+    package init(_ limit: Limit) {
         self.limit = limit
     }
 
@@ -38,7 +38,7 @@ public actor PasswordVerificationGate {
     /// there would stall every other task of the node (replication, upgrade judgements, upstream certificate
     /// checks) for as long as a flood of guesses lasts. NIO's blocking pool is no better a place: it is as small,
     /// and shared with file I/O.
-    public nonisolated func verify<Result: Sendable>(_ verify: @escaping @Sendable () -> Result) async -> Result? {
+    package nonisolated func verify<Result: Sendable>(_ verify: @escaping @Sendable () -> Result) async -> Result? {
         guard await enter() else { return nil }
         let result = await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: verify()) }

@@ -22,13 +22,13 @@ extension SyncListener {
         /// Concurrent replication connections accepted before new ones are refused with 503.
         public var maxConnections: Int
         /// The largest incoming BLIP message; a client that sends a bigger one is disconnected.
-        public var maxMessageSize: Int
+        package var maxMessageSize: Int
         /// Connections on which nothing arrives for this long are closed; nil never closes them.
-        public var idleTimeout: Duration?
+        package var idleTimeout: Duration?
         /// Interval of the WebSocket pings sent to clients; nil sends none.
-        public var heartbeat: Duration?
+        package var heartbeat: Duration?
         /// The document REST API on the listener's port; nil does not serve it.
-        public var restAPI: DocumentRESTAPI.Configuration?
+        package var restAPI: DocumentRESTAPI.Configuration?
 
         public init(
             name: String, interface: String, port: Int, tls: TLS, authentication: Authentication,
@@ -52,10 +52,10 @@ extension SyncListener {
 
     /// A database the listener serves, with the collections clients may replicate.
     public struct ServedDatabase: Sendable, Equatable {
-        public var name: String
-        public var collections: [CollectionName]
+        package var name: String
+        package var collections: [CollectionName]
 
-        public init(name: String, collections: [CollectionName]) {
+        package init(name: String, collections: [CollectionName]) {
             self.name = name
             self.collections = collections
         }
@@ -71,7 +71,7 @@ extension SyncListener {
         /// `files` changes, so that a renewed certificate is served without a restart.
         case files([String], load: @Sendable () throws -> TLSIdentity)
 
-        public var isEnabled: Bool {
+        package var isEnabled: Bool {
             if case .off = self { false } else { true }
         }
     }

@@ -2,5 +2,5 @@ import EdgeReplication
 
 extension SyncListener {
     /// Replication counts of each served database since start, over open and closed connections.
-    public var databaseReplicationCounters: [String: ReplicationCounters] { state.databaseTotals }
+    package var databaseReplicationCounters: [String: ReplicationCounters] { state.databaseTotals }
 }

@@ -21,22 +21,22 @@ import SyncIdentifiers
 public struct SyncListener: Service {
     /// What the listener shares with the rest of the node.
     public struct Environment: Sendable {
-        public var store: DocumentStore
+        package var store: DocumentStore
         /// The node's data directory; the self-signed identity lives in its `identity` subdirectory.
-        public var dataDirectory: String
+        package var dataDirectory: String
         /// Subject of a generated self-signed certificate.
-        public var nodeName: String
+        package var nodeName: String
         /// Reported by `GET /`.
-        public var serverVersion: String
+        package var serverVersion: String
         /// Reported by `GET /` when known, so that a client can tell which node answers at an address.
-        public var nodeID: NodeID?
+        package var nodeID: NodeID?
         /// How long a new connection may take for its TLS handshake and first request head (`HandshakeDeadline`).
         /// Couchbase Lite sends its upgrade at once, but its side of the TLS handshake (checking the certificate)
         /// runs on a device that may be busy, as may this box: 30 s, where common HTTP servers allow 20 to 60 s.
-        public var handshakeTimeout: Duration
+        package var handshakeTimeout: Duration
         /// Scrypt verifications of Basic credentials run at once (about 32 MiB each with the standard
         /// parameters), and how many more wait for one; further attempts get 503 (`PasswordVerificationGate`).
-        public var passwordVerificationLimit: PasswordVerificationGate.Limit
+        package var passwordVerificationLimit: PasswordVerificationGate.Limit
 
         public static let defaultHandshakeTimeout = Duration.seconds(30)
 
@@ -64,7 +64,7 @@ public struct SyncListener: Service {
     let tlsConfiguration: TLSConfiguration?
     let servedIdentity: ServedIdentity?
     /// The users accepted with `auth = "basic"`; nil for other kinds of authentication.
-    public let users: ListenerUsers?
+    package let users: ListenerUsers?
     let passwordVerifications: PasswordVerificationGate?
     package let servedCollections: [String: [CollectionName]]
     let state: ListenerState
@@ -98,12 +98,12 @@ public struct SyncListener: Service {
     }
 
     /// The certificate and key new `wss://` connections get; nil when TLS is off. Pairing payloads pin its digest.
-    public var identity: TLSIdentity? {
+    package var identity: TLSIdentity? {
         servedIdentity?.identity
     }
 
     /// Files whose change `reloadFiles()` picks up: the users file, and the certificate files of `tls = "file"`.
-    public var reloadableFiles: [String] {
+    package var reloadableFiles: [String] {
         var files: [String] = []
         if let users { files.append(users.file) }
         if case .files(let certificateFiles, _) = configuration.tls { files += certificateFiles }
@@ -112,7 +112,7 @@ public struct SyncListener: Service {
 
     /// Reads the users file and the certificate files again. What does not load is refused with a log line
     /// and shown in `status()`, and what was in force before stays in force.
-    public func reloadFiles() {
+    package func reloadFiles() {
         if let users {
             users.log(users.reload(), to: logger)
         }

@@ -19,10 +19,10 @@ public enum UpstreamDialError: Error, Sendable, Equatable, CustomStringConvertib
     case handshakeIncomplete(target: String, reason: String)
 
     /// HTTP statuses after which Couchbase Lite retries (spec §1.4); every other refusal is final.
-    public static let transientHTTPStatuses: Set<Int> = [408, 429, 502, 503, 504]
+    package static let transientHTTPStatuses: Set<Int> = [408, 429, 502, 503, 504]
 
     /// True when trying again later may succeed without anyone changing anything.
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .unreachable, .handshakeIncomplete: true
         case .upgradeRefused(_, let status, _, _, _): Self.transientHTTPStatuses.contains(status)

@@ -19,18 +19,18 @@ import NIOWebSocket
 public struct UpstreamDialer: Sendable {
     public struct Options: Sendable {
         /// `Sec-WebSocket-Protocol` entries, most preferred first.
-        public var subprotocols: [String]
+        package var subprotocols: [String]
         /// Extra request headers, e.g. `Authorization` and `Cookie`, sent on the upgrade request.
-        public var headers: [(name: String, value: String)]
+        package var headers: [(name: String, value: String)]
         /// Required for `wss://`: how the server's certificate is trusted, and our client certificate if any.
-        public var tls: ClientTLSConfiguration?
+        package var tls: ClientTLSConfiguration?
         /// Interval of WebSocket pings; a peer that has not answered a ping when the next one is due is taken as
         /// gone, so a dead peer is noticed within two heartbeats. `nil` sends no pings.
-        public var heartbeat: Duration?
+        package var heartbeat: Duration?
         /// Limit for the TCP connection, the TLS handshake and the HTTP upgrade together.
-        public var handshakeTimeout: Duration
+        package var handshakeTimeout: Duration
         /// The largest incoming WebSocket frame. LiteCore refuses more than 1 MiB (spec §1.6).
-        public var maxFrameSize: Int
+        package var maxFrameSize: Int
 
         public init(
             subprotocols: [String],

@@ -2,9 +2,9 @@ import Foundation
 
 /// Where to dial: the WebSocket endpoint of an upstream database, `ws[s]://host[:port]/<db>/_blipsync`.
 public struct UpstreamTarget: Sendable, Hashable, CustomStringConvertible {
-    public let isSecure: Bool
+    package let isSecure: Bool
     /// A DNS name or an IP literal, IPv6 without brackets.
-    public let host: String
+    package let host: String
     public let port: Int
     /// The request target, e.g. `/inventory/_blipsync`.
     public let path: String

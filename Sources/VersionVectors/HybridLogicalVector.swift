@@ -4,14 +4,14 @@ import SyncIdentifiers
 /// when the current version merged concurrent ones) and previous versions, each source at most once. A document
 /// written before it had a vector keeps its rev-tree history behind the vector, older than every version, as
 /// LiteCore's `VersionVecWithLegacy` and Sync Gateway's `history` do.
-public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
-    public let current: Version
-    public let merge: [Version]
-    public let previous: [Version]
+package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
+    package let current: Version
+    package let merge: [Version]
+    package let previous: [Version]
     /// Rev-tree revisions older than every version, newest first.
-    public let legacy: [RevisionID]
+    package let legacy: [RevisionID]
 
-    public init(current: Version, merge: [Version] = [], previous: [Version] = [], legacy: [RevisionID] = [])
+    package init(current: Version, merge: [Version] = [], previous: [Version] = [], legacy: [RevisionID] = [])
         throws(InvalidVersion.Reason)
     {
         guard merge.count != 1 else { throw .loneMergeVersion }
@@ -27,7 +27,7 @@ public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses a whole vector as a `proposeChanges` row carries it: `cv[, mv…][; pv…]`, with optional spaces after
     /// the delimiters and rev-tree IDs after the last version.
-    public init(_ text: String) throws(InvalidVersion) {
+    package init(_ text: String) throws(InvalidVersion) {
         let parts = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
         do throws(InvalidVersion.Reason) {
             let head = try Self.entries(parts[0])
@@ -41,7 +41,7 @@ public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
 
     /// A vector from a `rev` message's `rev` (the current version) and `history` (`mv…;pv…` or `pv…`; nil or
     /// empty for a vector of one version).
-    public init(revision: String, history: String?) throws(InvalidVersion) {
+    package init(revision: String, history: String?) throws(InvalidVersion) {
         let current = try Version(revision)
         // An absent history reads as an empty one: no entries before or after the `;`.
         let history = history ?? ""
@@ -105,28 +105,28 @@ public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The vector as `proposeChanges` sends it: `cv, mv…; pv…`, the part after `;` left out when empty.
-    public var description: String {
+    package var description: String {
         let head = ([current] + merge).map(\.description).joined(separator: ", ")
         let tail = previous.map(\.description) + legacy.map(\.description)
         return tail.isEmpty ? head : head + "; " + tail.joined(separator: ", ")
     }
 
     /// The `history` property of a `rev` carrying this vector; nil for a vector of one version.
-    public var history: String? {
+    package var history: String? {
         let tail = (previous.map(\.description) + legacy.map(\.description)).joined(separator: ", ")
         if merge.isEmpty { return tail.isEmpty ? nil : tail }
         return merge.map(\.description).joined(separator: ", ") + "; " + tail
     }
 
     /// Every version, the current one first.
-    public var versions: [Version] { [current] + merge + previous }
+    package var versions: [Version] { [current] + merge + previous }
 
     /// Whether this vector has seen `version`: it holds an entry of that source at that time or later.
-    public func covers(_ version: Version) -> Bool {
+    package func covers(_ version: Version) -> Bool {
         versions.contains { $0.source == version.source && $0.timestamp >= version.timestamp }
     }
 
-    public enum Comparison: Sendable, Equatable {
+    package enum Comparison: Sendable, Equatable {
         case same
         /// This vector has seen the other's current version: it descends from it.
         case newer
@@ -137,7 +137,7 @@ public struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible {
 
     /// How this vector relates to `other`, by their current versions, as Sync Gateway's `CheckProposedVersion`
     /// and LiteCore's vector comparison decide it.
-    public func compare(to other: HybridLogicalVector) -> Comparison {
+    package func compare(to other: HybridLogicalVector) -> Comparison {
         if current == other.current { return .same }
         if covers(other.current) { return .newer }
         if other.covers(current) { return .older }

@@ -2,7 +2,7 @@ import SyncIdentifiers
 
 /// A text that is not a version or a version vector, with the reason in the words a peer is answered with.
 public struct InvalidVersion: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Reason: Error, Hashable, Sendable, CustomStringConvertible {
         case missingSeparator
         case timestampNotHex
         case timestampTooLong
@@ -18,7 +18,7 @@ public struct InvalidVersion: Error, Hashable, Sendable, CustomStringConvertible
         case legacyRevisionBeforeVersion
         case invalidLegacyRevision(InvalidRevisionID.Reason)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .missingSeparator: "expected <hex timestamp>@<source ID>"
             case .timestampNotHex: "the timestamp is not hexadecimal"
@@ -35,10 +35,10 @@ public struct InvalidVersion: Error, Hashable, Sendable, CustomStringConvertible
         }
     }
 
-    public let text: String
-    public let reason: Reason
+    package let text: String
+    package let reason: Reason
 
-    public init(text: String, reason: Reason) {
+    package init(text: String, reason: Reason) {
         self.text = text
         self.reason = reason
     }

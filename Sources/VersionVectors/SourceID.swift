@@ -3,13 +3,13 @@ import Foundation
 /// The 128-bit ID of a database that writes versions (spec §4.6): a device's database, or this node's. On the wire
 /// it is 22 characters of base64 without padding, as LiteCore and Sync Gateway write it.
 public struct SourceID: Hashable, Sendable, CustomStringConvertible {
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     static let byteCount = 16
     static let textLength = 22
 
     /// - Precondition: `bytes` holds 16 bytes.
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         precondition(bytes.count == Self.byteCount, "a source ID is 16 bytes")
         self.bytes = bytes
     }
@@ -18,13 +18,13 @@ public struct SourceID: Hashable, Sendable, CustomStringConvertible {
     /// 4.0.3 client sends in `getCollections` (`75d8dad8-c091-…`) is the source of all its versions
     /// (`…@ddja2MCRTril1aX52skGJg`) in the captures. This node's source is its node ID's, derived once and never
     /// changed.
-    public init(uuid: UUID) {
+    package init(uuid: UUID) {
         self.init(bytes: withUnsafeBytes(of: uuid.uuid) { Array($0) })
     }
 
     /// Parses 22 base64 characters (standard or URL-safe alphabet) whose last two bits are zero: the one text of
     /// 16 bytes, so that a source has one spelling.
-    public init(_ text: Substring) throws(InvalidVersion.Reason) {
+    package init(_ text: Substring) throws(InvalidVersion.Reason) {
         let utf8 = Array(text.utf8)
         guard utf8.count == Self.textLength else { throw .sourceLength(utf8.count) }
         var bits: UInt32 = 0

@@ -1,7 +1,7 @@
 /// One version of a document (spec §4.6, WIRE-NOTES §4): `<hex timestamp>@<source ID>`, the hybrid-logical-clock
 /// time (nanoseconds since 1970, the low 16 bits a counter) at which `source` wrote it.
 public struct Version: Hashable, Sendable, CustomStringConvertible {
-    public let timestamp: UInt64
+    package let timestamp: UInt64
     public let source: SourceID
 
     public init(timestamp: UInt64, source: SourceID) {

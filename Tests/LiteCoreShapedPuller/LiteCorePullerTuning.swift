@@ -11,26 +11,26 @@
 ///   sends no `activeOnly`; later `changes` replies carry `maxHistory: 50`, `blobs: true` without `deltas`.
 public struct LiteCorePullerTuning: Sendable, Hashable {
     /// `batch` in `subChanges` (`kChangesBatchSize`).
-    public var changesBatchSize = 200
+    package var changesBatchSize = 200
     /// `kDefaultMaxRevsBeingRequested`: `RevFinder` handles a `changes` message only while the revisions it
     /// requested and that have not arrived yet number at most this many (`_numRevsBeingRequested <=` the
     /// limit); later `changes` wait, unanswered, in arrival order.
-    public var maxRevsBeingRequested = 200
+    package var maxRevsBeingRequested = 200
     /// `kDefaultMaxIncomingRevs`: `rev`s started and not yet finished (inserted, committed and answered).
-    public var maxIncomingRevs = 200
+    package var maxIncomingRevs = 200
     /// `kMaxActiveIncomingRevs`: `rev`s started and not yet written to the database. A `rev` that arrives
     /// beyond either limit waits, and only counts as received (for `maxRevsBeingRequested`) once started.
-    public var maxActiveIncomingRevs = 100
+    package var maxActiveIncomingRevs = 100
     /// `kInsertionBatchSize`: revisions that trigger an insertion at once.
-    public var insertionBatchSize = 100
+    package var insertionBatchSize = 100
     /// `kInsertionDelay`: the longest a received revision waits for its batch to fill.
-    public var insertionDelay = Duration.milliseconds(20)
+    package var insertionDelay = Duration.milliseconds(20)
     /// `kDefaultMaxHistory`, announced as `maxHistory` in every `changes` reply.
-    public var maxHistory = 50
+    package var maxHistory = 50
     /// `kDefaultCheckpointSaveDelay`: while pulling, a changed checkpoint is saved this often; it is saved again
     /// when the pull stops. (LiteCore also saves at once whenever a continuous replication goes idle; this
     /// puller does not.)
-    public var checkpointSaveDelay = Duration.seconds(5)
+    package var checkpointSaveDelay = Duration.seconds(5)
 
     public init() {}
 }

@@ -24,8 +24,8 @@ public struct LiteCoreShapedPuller: Sendable {
         public var continuous: Bool
         /// The checkpoint's document ID on the peer (`client` of `getCheckpoint`/`setCheckpoint`); LiteCore
         /// derives it from the local database's UUID and the remote URL.
-        public var checkpointID: String
-        public var tuning: LiteCorePullerTuning
+        package var checkpointID: String
+        package var tuning: LiteCorePullerTuning
 
         public init(
             url: String, continuous: Bool = false, checkpointID: String = "cp-litecore-shaped-puller",
@@ -42,11 +42,11 @@ public struct LiteCoreShapedPuller: Sendable {
     public struct Report: Sendable {
         public var counters: PullerCounters
         /// The `remote` of the last checkpoint saved on the peer.
-        public var savedCheckpoint: JSONValue?
+        package var savedCheckpoint: JSONValue?
         /// The `since` the pull started from (the saved checkpoint's `remote`).
-        public var startedSince: JSONValue?
+        package var startedSince: JSONValue?
         /// Every `setCheckpoint` body sent, in order.
-        public var savedCheckpointBodies: [String]
+        package var savedCheckpointBodies: [String]
     }
 
     public let database: DocumentDatabase
@@ -169,11 +169,11 @@ extension LiteCoreShapedPuller {
     }
 }
 
-public enum LiteCoreShapedPullerError: Error, CustomStringConvertible {
+package enum LiteCoreShapedPullerError: Error, CustomStringConvertible {
     case connectionEnded(String)
     case peerRefused(request: String, BLIPErrorReply)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .connectionEnded(let why): "the connection ended \(why)"
         case .peerRefused(let request, let error): "the peer refused \(request): \(error)"

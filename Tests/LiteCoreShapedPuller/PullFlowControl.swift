@@ -5,35 +5,35 @@ import SyncJSON
 public struct PullerCounters: Sendable, Hashable {
     /// Revisions requested in `changes` replies that have not been started yet (LiteCore's
     /// `_numRevsBeingRequested`).
-    public var revsBeingRequested = 0
+    package var revsBeingRequested = 0
     /// `rev`s started and not yet inserted.
-    public var activeIncomingRevs = 0
+    package var activeIncomingRevs = 0
     /// `rev`s started and not yet answered.
-    public var unfinishedIncomingRevs = 0
+    package var unfinishedIncomingRevs = 0
 
     /// The highest `revsBeingRequested` at the moment a `changes` message was handled: at most
     /// `maxRevsBeingRequested`, or the deferral rule was broken.
-    public var peakRevsBeingRequestedWhenHandlingChanges = 0
-    public var peakRevsBeingRequested = 0
-    public var peakActiveIncomingRevs = 0
-    public var peakUnfinishedIncomingRevs = 0
+    package var peakRevsBeingRequestedWhenHandlingChanges = 0
+    package var peakRevsBeingRequested = 0
+    package var peakActiveIncomingRevs = 0
+    package var peakUnfinishedIncomingRevs = 0
 
     /// `changes` messages handled, the empty caught-up ones included.
-    public var changesHandled = 0
+    package var changesHandled = 0
     /// `changes` messages that had to wait for revisions to arrive before being handled.
-    public var changesDeferred = 0
+    package var changesDeferred = 0
     /// The most `changes` messages waiting unanswered at once.
-    public var peakChangesWaiting = 0
+    package var peakChangesWaiting = 0
     /// `rev`s that had to wait for an earlier one to finish before being started.
-    public var revsDeferred = 0
+    package var revsDeferred = 0
     /// Revisions requested in all `changes` replies.
-    public var revsRequested = 0
+    package var revsRequested = 0
     public var revsReceived = 0
-    public var norevsReceived = 0
+    package var norevsReceived = 0
     /// `rev`s and `norev`s for which no request was outstanding.
-    public var unexpectedRevs = 0
-    public var insertionBatches = 0
-    public var largestInsertionBatch = 0
+    package var unexpectedRevs = 0
+    package var insertionBatches = 0
+    package var largestInsertionBatch = 0
     /// Batches inserted with fewer than `insertionBatchSize` revisions: the insertion delay ran out first,
     /// so the peer did not keep enough revisions coming.
     public var partialInsertionBatches = 0

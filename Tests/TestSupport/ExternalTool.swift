@@ -2,13 +2,13 @@ import Foundation
 
 /// Runs a command found on PATH to completion and collects its output: the independent tools (python3 with
 /// zxing-cpp, openssl) that tests check our output against.
-public struct ExternalToolOutcome: Sendable {
-    public var status: Int32
-    public var output: String
-    public var error: String
+package struct ExternalToolOutcome: Sendable {
+    package var status: Int32
+    package var output: String
+    package var error: String
 }
 
-public func runExternalTool(_ name: String, _ arguments: [String]) throws -> ExternalToolOutcome {
+package func runExternalTool(_ name: String, _ arguments: [String]) throws -> ExternalToolOutcome {
     let process = SpawnedProcess()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [name] + arguments

@@ -4,7 +4,7 @@ import Foundation
 /// binds it a moment later. A port the kernel picked (bind to port 0) would be one of its ephemeral ports, which it
 /// also gives to outgoing connections of tests running alongside; one such connection on that port made a child
 /// gateway fail with "already in use". Ports below the ephemeral range are only ever given out here, in turn.
-public func freeLoopbackPort() throws -> Int {
+package func freeLoopbackPort() throws -> Int {
     guard let range = portsBelowTheEphemeralRange else {
         let (descriptor, port) = try boundLoopbackSocket()
         close(descriptor)
@@ -40,7 +40,7 @@ private let unassignedPortLock = NSLock()
 /// Runs `body` with a loopback port that refuses every connection until `body` returns. The port stays
 /// bound without listening, so a listener of a test running alongside cannot be given it, as it could a
 /// port that was merely free a moment ago.
-public func withClosedLoopbackPort<Result>(_ body: (Int) async throws -> Result) async throws -> Result {
+package func withClosedLoopbackPort<Result>(_ body: (Int) async throws -> Result) async throws -> Result {
     let (descriptor, port) = try boundLoopbackSocket()
     defer { close(descriptor) }
     return try await body(port)
@@ -49,16 +49,16 @@ public func withClosedLoopbackPort<Result>(_ body: (Int) async throws -> Result)
 /// A loopback port that refuses every connection until `release()`, for a test that starts its own listener on
 /// it later: released just before that start, it cannot be given to a listener of a test running alongside in
 /// the meantime, as a port that was merely free a moment ago can.
-public final class ReservedLoopbackPort: @unchecked Sendable {
-    public let port: Int
+package final class ReservedLoopbackPort: @unchecked Sendable {
+    package let port: Int
     private var descriptor: Int32
 
     /// Reserves a port the system picks, or `port` again (one a listener of the test has just released).
-    public init(port: Int = 0) throws {
+    package init(port: Int = 0) throws {
         (descriptor, self.port) = try boundLoopbackSocket(port: port)
     }
 
-    public func release() {
+    package func release() {
         guard descriptor >= 0 else { return }
         close(descriptor)
         descriptor = -1

@@ -1,11 +1,11 @@
 import Foundation
 
 /// The numeric fields of a process's `/proc/PID/status`, such as `VmRSS` or `Threads` (memory in KiB).
-public struct ProcessStatus: Sendable {
-    public let fields: [String: Int]
+package struct ProcessStatus: Sendable {
+    package let fields: [String: Int]
 
     /// Reads `/proc/<pid>/status`, or this process's own when `pid` is nil; empty when the process is gone.
-    public init(pid: Int32? = nil) {
+    package init(pid: Int32? = nil) {
         let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
         var fields: [String: Int] = [:]
         for line in ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n") {
@@ -16,5 +16,5 @@ public struct ProcessStatus: Sendable {
     }
 
     /// The field's value, or -1 when the file or the field is missing.
-    public subscript(_ name: String) -> Int { fields[name] ?? -1 }
+    package subscript(_ name: String) -> Int { fields[name] ?? -1 }
 }

@@ -1,18 +1,18 @@
 import Foundation
 
 /// A process's resident memory, descriptors, threads and CPU time, read from /proc.
-public struct ProcessUsage: Codable, Sendable, CustomStringConvertible {
-    public var residentKiB = 0
-    public var peakResidentKiB = 0
-    public var fileDescriptors = 0
-    public var threads = 0
+package struct ProcessUsage: Codable, Sendable, CustomStringConvertible {
+    package var residentKiB = 0
+    package var peakResidentKiB = 0
+    package var fileDescriptors = 0
+    package var threads = 0
     /// User and system time since the process started.
-    public var cpuSeconds = 0.0
+    package var cpuSeconds = 0.0
 
-    public init() {}
+    package init() {}
 
     /// The process's usage now; zeros when it is gone.
-    public init(pid: Int32) {
+    package init(pid: Int32) {
         let status = ProcessStatus(pid: pid)
         residentKiB = max(0, status["VmRSS"])
         peakResidentKiB = max(0, status["VmHWM"])
@@ -30,7 +30,7 @@ public struct ProcessUsage: Codable, Sendable, CustomStringConvertible {
     }
 
     /// The larger of each figure.
-    public func peak(with other: ProcessUsage) -> ProcessUsage {
+    package func peak(with other: ProcessUsage) -> ProcessUsage {
         var peak = self
         peak.residentKiB = max(residentKiB, other.residentKiB)
         peak.peakResidentKiB = max(peakResidentKiB, other.peakResidentKiB)
@@ -40,37 +40,37 @@ public struct ProcessUsage: Codable, Sendable, CustomStringConvertible {
         return peak
     }
 
-    public var description: String {
+    package var description: String {
         "RSS \(residentKiB / 1024) MiB (peak \(peakResidentKiB / 1024) MiB), \(fileDescriptors) fds, "
             + "\(threads) threads, \(Int(cpuSeconds.rounded())) s CPU"
     }
 }
 
 /// What the `LoadGenerator` process prints when it is done, one JSON object, and the load tests read.
-public struct LoadGeneratorSummary: Codable, Sendable {
-    public var clients: Int
-    public var writers: Int
-    public var documentsPerClient: Int
-    public var writeIntervalMilliseconds: Int
-    public var connectedMilliseconds: Int64
-    public var writeMilliseconds: Int64
-    public var convergedMilliseconds: Int64
-    public var convergedAfterLastWriteMilliseconds: Int64
-    public var documentsFannedOut: Int
-    public var documentsExpected: Int
-    public var deliveries: Int
-    public var fanOutP50Milliseconds: Int64
-    public var fanOutP99Milliseconds: Int64
-    public var fanOutMaxMilliseconds: Int64
-    public var deliveryP50Milliseconds: Int64
-    public var deliveryP99Milliseconds: Int64
-    public var incompleteClients: [String]
-    public var gatewayIdle: ProcessUsage?
-    public var gatewayPeak: ProcessUsage?
-    public var gatewayEnd: ProcessUsage?
-    public var generator: ProcessUsage
+package struct LoadGeneratorSummary: Codable, Sendable {
+    package var clients: Int
+    package var writers: Int
+    package var documentsPerClient: Int
+    package var writeIntervalMilliseconds: Int
+    package var connectedMilliseconds: Int64
+    package var writeMilliseconds: Int64
+    package var convergedMilliseconds: Int64
+    package var convergedAfterLastWriteMilliseconds: Int64
+    package var documentsFannedOut: Int
+    package var documentsExpected: Int
+    package var deliveries: Int
+    package var fanOutP50Milliseconds: Int64
+    package var fanOutP99Milliseconds: Int64
+    package var fanOutMaxMilliseconds: Int64
+    package var deliveryP50Milliseconds: Int64
+    package var deliveryP99Milliseconds: Int64
+    package var incompleteClients: [String]
+    package var gatewayIdle: ProcessUsage?
+    package var gatewayPeak: ProcessUsage?
+    package var gatewayEnd: ProcessUsage?
+    package var generator: ProcessUsage
 
-    public init(
+    package init(
         clients: Int, writers: Int, documentsPerClient: Int, writeIntervalMilliseconds: Int,
         connectedMilliseconds: Int64, writeMilliseconds: Int64, convergedMilliseconds: Int64,
         convergedAfterLastWriteMilliseconds: Int64, documentsFannedOut: Int, documentsExpected: Int, deliveries: Int,

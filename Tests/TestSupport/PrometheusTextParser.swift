@@ -2,25 +2,25 @@ import Foundation
 
 /// Parses Prometheus text exposition with prometheus-client's parser through python3: an independent reading
 /// of what a Prometheus server would scrape. The parser raises on malformed input, and then so does `parse`.
-public enum PrometheusTextParser {
-    public static let unavailableReason =
+package enum PrometheusTextParser {
+    package static let unavailableReason =
         "needs python3 with prometheus-client (pip install prometheus-client; scripts/dev test installs it)"
 
-    public static let isAvailable: Bool =
+    package static let isAvailable: Bool =
         (try? runExternalTool("python3", ["-c", "import prometheus_client"]))?
         .status == 0
 
     /// One sample: a series' name (with a histogram's `_bucket`/`_sum`/`_count`), labels and value; `type` is
     /// the family's declared type.
-    public struct Sample: Sendable, Decodable {
-        public var name: String
-        public var labels: [String: String]
-        public var value: Double
-        public var type: String
+    package struct Sample: Sendable, Decodable {
+        package var name: String
+        package var labels: [String: String]
+        package var value: Double
+        package var type: String
     }
 
-    public struct ParseFailed: Error, CustomStringConvertible {
-        public let description: String
+    package struct ParseFailed: Error, CustomStringConvertible {
+        package let description: String
     }
 
     private static let script = """
@@ -35,7 +35,7 @@ public enum PrometheusTextParser {
         json.dump(samples, sys.stdout)
         """
 
-    public static func parse(_ text: String) throws -> [Sample] {
+    package static func parse(_ text: String) throws -> [Sample] {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(UUID().uuidString).txt")
         try Data(text.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -49,7 +49,7 @@ public enum PrometheusTextParser {
 
 extension Array where Element == PrometheusTextParser.Sample {
     /// The value of the one sample named `name` whose labels include `labels`; nil when there is none.
-    public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+    package func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
         first { sample in sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value } }?.value
     }
 }

@@ -10,16 +10,16 @@ import Synchronization
 /// descriptor above 2 with `posix_spawn_file_actions_addclosefrom_np` (close_range), which lists nothing.
 /// It also never mistakes a child closing its inherited descriptors for its exit, as Foundation's did with
 /// avahi-daemon: exit is learnt from `waitid` alone.
-public final class SpawnedProcess: @unchecked Sendable {
+package final class SpawnedProcess: @unchecked Sendable {
     /// The program to run; a path, never looked up in PATH (use /usr/bin/env for that).
-    public var executableURL: URL?
-    public var arguments: [String] = []
+    package var executableURL: URL?
+    package var arguments: [String] = []
     /// The child's whole environment; `nil` passes this process's environment on.
-    public var environment: [String: String]?
+    package var environment: [String: String]?
     /// A `FileHandle` (`FileHandle.nullDevice` for /dev/null) or a `Pipe`; `nil` shares this process's.
-    public var standardInput: Any?
-    public var standardOutput: Any?
-    public var standardError: Any?
+    package var standardInput: Any?
+    package var standardOutput: Any?
+    package var standardError: Any?
 
     private enum State {
         case notStarted
@@ -41,15 +41,15 @@ public final class SpawnedProcess: @unchecked Sendable {
                 symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
         }()
 
-    public init() {}
+    package init() {}
 
-    public struct SpawnError: Error, CustomStringConvertible {
-        public var executable: String
-        public var reason: String
-        public var description: String { "cannot start \(executable): \(reason)" }
+    package struct SpawnError: Error, CustomStringConvertible {
+        package var executable: String
+        package var reason: String
+        package var description: String { "cannot start \(executable): \(reason)" }
     }
 
-    public func run() throws {
+    package func run() throws {
         guard let executable = executableURL?.path else {
             throw SpawnError(executable: "(none)", reason: "no executableURL")
         }
@@ -117,37 +117,37 @@ public final class SpawnedProcess: @unchecked Sendable {
         }
     }
 
-    public var processIdentifier: Int32 {
+    package var processIdentifier: Int32 {
         switch state.withLock({ $0 }) {
         case .notStarted: 0
         case .running(let pid), .exited(let pid, _, _): pid
         }
     }
 
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         reap(blocking: false)
         if case .running = state.withLock({ $0 }) { return true }
         return false
     }
 
     /// Blocks the calling thread until the child has exited.
-    public func waitUntilExit() {
+    package func waitUntilExit() {
         reap(blocking: true)
     }
 
     /// The exit status, or the signal number for a child killed by a signal; only meaningful after exit.
-    public var terminationStatus: Int32 {
+    package var terminationStatus: Int32 {
         if case .exited(_, let status, _) = state.withLock({ $0 }) { return status }
         return 0
     }
 
-    public var terminationReason: Process.TerminationReason {
+    package var terminationReason: Process.TerminationReason {
         if case .exited(_, _, let reason) = state.withLock({ $0 }) { return reason }
         return .exit
     }
 
     /// Sends SIGTERM to a child that has not been collected yet.
-    public func terminate() {
+    package func terminate() {
         if case .running(let pid) = state.withLock({ $0 }) {
             kill(pid, SIGTERM)
         }

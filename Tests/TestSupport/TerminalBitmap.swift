@@ -1,12 +1,12 @@
 /// A terminal rendering turned back into modules, the way a camera sees it on a dark-background terminal: glyph
 /// halves are light, background is dark.
-public struct TerminalBitmap {
-    public struct UnexpectedCharacter: Error { public let character: Character }
+package struct TerminalBitmap {
+    package struct UnexpectedCharacter: Error { package let character: Character }
 
-    public let width: Int
+    package let width: Int
     private var rows: [[Bool]] = []
 
-    public init(rendering: String) throws {
+    package init(rendering: String) throws {
         let lines = rendering.split(separator: "\n")
         width = lines.first?.count ?? 0
         for line in lines {
@@ -36,7 +36,7 @@ public struct TerminalBitmap {
         if rows.count > width { rows.removeLast(rows.count - width) }
     }
 
-    public func isDark(row: Int, column: Int) -> Bool {
+    package func isDark(row: Int, column: Int) -> Bool {
         rows.indices.contains(row) && rows[row].indices.contains(column) && rows[row][column]
     }
 }

@@ -2,12 +2,12 @@ import Foundation
 
 /// Decodes QR codes in image files with zxing-cpp through python3, an independent reader: what a phone camera
 /// app would do with the same pixels.
-public enum ZXingReader {
+package enum ZXingReader {
     /// Why QR round-trip tests are skipped when the reader is missing.
-    public static let unavailableReason =
+    package static let unavailableReason =
         "needs python3 with zxing-cpp and pillow (pip install zxing-cpp pillow numpy; scripts/dev test installs them)"
 
-    public static let isAvailable: Bool = (try? run(["-c", "import zxingcpp, PIL"]))?.status == 0
+    package static let isAvailable: Bool = (try? run(["-c", "import zxingcpp, PIL"]))?.status == 0
 
     /// `try_invert=False`: phone camera apps often refuse light-on-dark codes, so an inverted rendering must fail.
     private static let script = """
@@ -20,12 +20,12 @@ public enum ZXingReader {
         sys.stdout.write(results[0].text)
         """
 
-    public struct DecodingFailed: Error, CustomStringConvertible {
-        public let description: String
+    package struct DecodingFailed: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The text of the one QR code in the image at `path`.
-    public static func decode(imageAt path: String) throws -> String {
+    package static func decode(imageAt path: String) throws -> String {
         let outcome = try run(["-c", script, path])
         guard outcome.status == 0 else {
             throw DecodingFailed(description: "zxing could not decode \(path): \(outcome.error)")

@@ -5,15 +5,15 @@ import NIOPosix
 
 /// A loopback server that answers one WebSocket upgrade request as scripted, then never says another word:
 /// not a BLIP reply, not a pong. It stands in for upstreams that misbehave in ways our own listener never does.
-public struct ScriptedUpgradeServer {
-    public enum Answer: Sendable {
+package struct ScriptedUpgradeServer {
+    package enum Answer: Sendable {
         /// `101` with this `Sec-WebSocket-Protocol` (none when `nil`), then silence.
         case upgrade(subprotocol: String?)
         /// A refusal with this status line and body.
         case refuse(status: String, body: String)
     }
 
-    public static func run(answer: Answer, _ body: (_ port: Int) async throws -> Void) async throws {
+    package static func run(answer: Answer, _ body: (_ port: Int) async throws -> Void) async throws {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { child in

@@ -11,36 +11,36 @@ import NIOSSL
 /// GET of `/<db>/_blipsync`, which it answers with 405 Method Not Allowed. This proxy applies that rule, and also
 /// requires `Upgrade: websocket` byte for byte, then relays the connection unchanged to the listener behind it.
 /// It records every request head it reads, so tests can compare them with Couchbase Lite's.
-public final class StrictUpgradeProxy: Sendable {
+package final class StrictUpgradeProxy: Sendable {
     /// How the proxy meets clients and reaches the listener behind it.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Terminates TLS from clients with this context; plain TCP when `nil`.
-        public var frontTLS: NIOSSLContext?
+        package var frontTLS: NIOSSLContext?
         /// Reaches the listener over TLS, trusting whatever certificate it presents: the proxy stands in for the
         /// server the client trusts, the listener is only its storage engine.
-        public var backendTLS: Bool
+        package var backendTLS: Bool
 
-        public init(frontTLS: NIOSSLContext? = nil, backendTLS: Bool = false) {
+        package init(frontTLS: NIOSSLContext? = nil, backendTLS: Bool = false) {
             self.frontTLS = frontTLS
             self.backendTLS = backendTLS
         }
     }
 
     /// The 405 body, as LiteCore's REST server writes an error.
-    public static let refusalBody = #"{"error":"Method Not Allowed","status":405}"#
+    package static let refusalBody = #"{"error":"Method Not Allowed","status":405}"#
 
     private let recordedHeads = NIOLockedValueBox<[String]>([])
     private let refusalCount = NIOLockedValueBox(0)
 
     /// Every request head read so far (request line and headers, without the final blank line), in arrival order.
-    public var requestHeads: [String] { recordedHeads.withLockedValue { $0 } }
+    package var requestHeads: [String] { recordedHeads.withLockedValue { $0 } }
     /// How many requests were refused with 405.
-    public var refusals: Int { refusalCount.withLockedValue { $0 } }
+    package var refusals: Int { refusalCount.withLockedValue { $0 } }
 
     private init() {}
 
     /// Runs `body` while the proxy listens on a free loopback port and relays to `127.0.0.1:backendPort`.
-    public static func run<Result: Sendable>(
+    package static func run<Result: Sendable>(
         backendPort: Int, options: Options = Options(),
         _ body: (_ port: Int, _ proxy: StrictUpgradeProxy) async throws -> Result
     ) async throws -> Result {
@@ -69,12 +69,12 @@ public final class StrictUpgradeProxy: Sendable {
         return result
     }
 
-    public enum ProxyError: Error {
+    package enum ProxyError: Error {
         case notBound
     }
 
     /// LiteCore's rule, as a pure function of a request head: `nil` when it upgrades, else why it does not.
-    public static func refusalReason(requestHead: String) -> String? {
+    package static func refusalReason(requestHead: String) -> String? {
         let lines = requestHead.split(separator: "\r\n", omittingEmptySubsequences: false)
         guard let requestLine = lines.first, requestLine.hasPrefix("GET ") else { return "not a GET" }
         func values(_ name: String) -> [Substring] {

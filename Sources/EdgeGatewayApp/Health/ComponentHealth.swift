@@ -1,5 +1,5 @@
 /// How well one part of the gateway is doing, ordered from best to worst.
-public enum HealthStatus: String, Sendable, Codable, Comparable {
+package enum HealthStatus: String, Sendable, Codable, Comparable {
     case up
     /// Serving, but with a part missing or failing that sync does not need (for example discovery).
     case degraded
@@ -13,19 +13,19 @@ public enum HealthStatus: String, Sendable, Codable, Comparable {
         }
     }
 
-    public static func < (lhs: HealthStatus, rhs: HealthStatus) -> Bool {
+    package static func < (lhs: HealthStatus, rhs: HealthStatus) -> Bool {
         lhs.severity < rhs.severity
     }
 }
 
 /// A scalar in a component's health details. Kept to scalars so that a report can never carry a document.
-public enum HealthValue: Sendable, Equatable, Codable {
+package enum HealthValue: Sendable, Equatable, Codable {
     case string(String)
     case integer(Int)
     case boolean(Bool)
     case none
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .string(let value): try container.encode(value)
@@ -35,7 +35,7 @@ public enum HealthValue: Sendable, Equatable, Codable {
         }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .none
@@ -50,28 +50,28 @@ public enum HealthValue: Sendable, Equatable, Codable {
 }
 
 extension HealthValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .integer(value) }
-    public init(booleanLiteral value: Bool) { self = .boolean(value) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int) { self = .integer(value) }
+    package init(booleanLiteral value: Bool) { self = .boolean(value) }
 }
 
 /// One component's entry in the health report.
-public struct ComponentHealth: Sendable, Equatable, Codable {
-    public enum Kind: String, Sendable, Codable {
+package struct ComponentHealth: Sendable, Equatable, Codable {
+    package enum Kind: String, Sendable, Codable {
         case store
         case listener
         case upstream
         case discovery
     }
 
-    public var name: String
-    public var kind: Kind
-    public var status: HealthStatus
+    package var name: String
+    package var kind: Kind
+    package var status: HealthStatus
     /// Why the component is not `up`, in one line; nil when it is.
-    public var reason: String?
-    public var details: [String: HealthValue]
+    package var reason: String?
+    package var details: [String: HealthValue]
 
-    public init(
+    package init(
         name: String,
         kind: Kind,
         status: HealthStatus,
@@ -87,6 +87,6 @@ public struct ComponentHealth: Sendable, Equatable, Codable {
 }
 
 /// Anything that can say how it is doing. Reports must be cheap: the health endpoint is polled.
-public protocol HealthReporting: Sendable {
+package protocol HealthReporting: Sendable {
     func healthReports() async -> [ComponentHealth]
 }

@@ -3,14 +3,14 @@ import Hummingbird
 
 /// Unauthenticated health routes for orchestration. They carry component states and counters only: never
 /// configuration secrets, credentials or documents.
-public struct HealthController: Sendable {
+package struct HealthController: Sendable {
     let monitor: HealthMonitor
 
-    public init(monitor: HealthMonitor) {
+    package init(monitor: HealthMonitor) {
         self.monitor = monitor
     }
 
-    public func addRoutes(to router: Router<some RequestContext>) {
+    package func addRoutes(to router: Router<some RequestContext>) {
         router.get("/health") { _, _ in try await self.fullReport() }
         router.head("/health") { _, _ in try await self.fullReport() }
         router.get("/health/live") { _, _ in try Self.json(["status": "up"], status: .ok) }

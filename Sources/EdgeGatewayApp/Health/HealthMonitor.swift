@@ -2,14 +2,14 @@ import Foundation
 import Synchronization
 
 /// The gateway's health as orchestration sees it: the components' reports plus whether start-up has finished.
-public final class HealthMonitor: Sendable {
-    public struct Report: Sendable, Codable, Equatable {
-        public var status: HealthStatus
-        public var ready: Bool
-        public var node: String
-        public var version: String
-        public var uptimeSeconds: Int
-        public var components: [ComponentHealth]
+package final class HealthMonitor: Sendable {
+    package struct Report: Sendable, Codable, Equatable {
+        package var status: HealthStatus
+        package var ready: Bool
+        package var node: String
+        package var version: String
+        package var uptimeSeconds: Int
+        package var components: [ComponentHealth]
     }
 
     private struct State {
@@ -21,24 +21,24 @@ public final class HealthMonitor: Sendable {
     private let nodeName: String
     private let startedAt = ContinuousClock.now
 
-    public init(nodeName: String) {
+    package init(nodeName: String) {
         self.nodeName = nodeName
     }
 
-    public func register(_ reporter: any HealthReporting) {
+    package func register(_ reporter: any HealthReporting) {
         state.withLock { $0.reporters.append(reporter) }
     }
 
     /// Called once every service has started and every socket is bound.
-    public func markReady() {
+    package func markReady() {
         state.withLock { $0.ready = true }
     }
 
-    public var isReady: Bool {
+    package var isReady: Bool {
         state.withLock { $0.ready }
     }
 
-    public func report() async -> Report {
+    package func report() async -> Report {
         let (reporters, ready) = state.withLock { ($0.reporters, $0.ready) }
         var components: [ComponentHealth] = []
         for reporter in reporters {

@@ -3,14 +3,14 @@ import Logging
 
 /// One line per event in logfmt (`time=… level=… label=… msg="…" key=value`), which `docker logs`, journald and
 /// log shippers all take as is, on standard error so that standard output stays free for command results.
-public struct LogfmtLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct LogfmtLogHandler: LogHandler {
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let write: @Sendable (String) -> Void
 
-    public init(
+    package init(
         label: String, level: Logger.Level, write: @escaping @Sendable (String) -> Void = Self.writeToStandardError
     ) {
         self.label = label
@@ -18,12 +18,12 @@ public struct LogfmtLogHandler: LogHandler {
         self.write = write
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() {
             merged.merge(provided) { _, new in new }
@@ -39,7 +39,7 @@ public struct LogfmtLogHandler: LogHandler {
         write(line + "\n")
     }
 
-    @Sendable public static func writeToStandardError(_ line: String) {
+    @Sendable package static func writeToStandardError(_ line: String) {
         FileHandle.standardError.write(Data(line.utf8))
     }
 

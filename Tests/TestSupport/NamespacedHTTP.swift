@@ -32,43 +32,19 @@ package enum NamespacedHTTP {
         guard enterNetworkNamespace(namespaceFile, cloneNewNet) == 0 else {
             throw HarnessFailure("setns into \(namespace): \(String(cString: strerror(errno)))")
         }
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw HarnessFailure("socket failed") }
-        defer { close(socketDescriptor) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(socketDescriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            throw HarnessFailure(
-                "connect to 127.0.0.1:\(port) in \(namespace): \(String(cString: strerror(errno)))")
-        }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard write(socketDescriptor, request, request.count) == request.count else {
-            throw HarnessFailure("cannot send the request")
+        let exchange: RawExchange
+        do {
+            exchange = try RawExchange.exchange(port: port, chunks: [request], quietFor: .seconds(5))
+        } catch {
+            throw HarnessFailure("GET 127.0.0.1:\(port)\(path) in \(namespace): \(error)")
         }
-        var response: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = read(socketDescriptor, &chunk, chunk.count)
-            guard count > 0 else { break }
-            response.append(contentsOf: chunk[0..<count])
+        guard let status = exchange.status else {
+            throw HarnessFailure(
+                "not an HTTP response: \(String(decoding: exchange.received.prefix(200), as: UTF8.self))")
         }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let headerEnd = text.range(of: "\r\n\r\n"),
-            let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap({ Int($0) })
-        else { throw HarnessFailure("not an HTTP response: \(text.prefix(200))") }
-        let head = text[..<headerEnd.lowerBound].lowercased()
-        let body = String(text[headerEnd.upperBound...])
-        return (status, head.contains("transfer-encoding: chunked") ? dechunked(body) : body)
+        let body = String(decoding: exchange.afterHead, as: UTF8.self)
+        return (status, exchange.head.lowercased().contains("transfer-encoding: chunked") ? dechunked(body) : body)
     }
 
     private static func dechunked(_ body: String) -> String {

@@ -75,8 +75,10 @@ package struct RawExchange: Sendable {
         package var description: String { "\(call) failed: \(String(cString: strerror(errno)))" }
     }
 
-    private static func exchange(
-        port: Int, chunks: [[UInt8]], pause: Duration, quietFor: Duration, halfClose: Bool = false
+    /// The exchange itself, blocking the calling thread: for callers that already run on a thread of their own
+    /// (one that entered another network namespace, say).
+    package static func exchange(
+        port: Int, chunks: [[UInt8]], pause: Duration = .zero, quietFor: Duration, halfClose: Bool = false
     ) throws -> RawExchange {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw SocketError(call: "socket", errno: errno) }

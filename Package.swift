@@ -306,6 +306,7 @@ let package = Package(
                 "HexEncoding",
                 "SyncJSON",
                 "SyncIdentifiers",
+                "VersionVectors",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -356,7 +357,8 @@ let package = Package(
         // The gateway application: ops HTTP server (health), service wiring.
         .target(
             name: "EdgeGatewayApp",
-            dependencies: ["DocumentRESTAPI", "ListenerUsersFile", 
+            dependencies: [
+                "DocumentRESTAPI", "ListenerUsersFile",
                 "CMalloc",
                 "EdgeConfig",
                 "EdgeStore",
@@ -371,6 +373,7 @@ let package = Package(
                 "UpstreamDialer",
                 "ReplicationProtocol",
                 "SyncIdentifiers",
+                "VersionVectors",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -384,7 +387,8 @@ let package = Package(
 
         .executableTarget(
             name: "EdgeGatewayCLI",
-            dependencies: ["ListenerUsersFile", 
+            dependencies: [
+                "ListenerUsersFile",
                 "EdgeGatewayApp",
                 "EdgeDiscovery",
                 "EdgePairing",
@@ -454,7 +458,8 @@ let package = Package(
         // Helpers shared by several test targets: an independent QR reader and loopback ports.
         .target(
             name: "EdgeGatewayTestSupport",
-            dependencies: ["GatewayConfigurationFile", "EdgeGatewayApp", "ListenerUsersFile", 
+            dependencies: [
+                "GatewayConfigurationFile", "EdgeGatewayApp", "ListenerUsersFile",
                 "EdgeReplication",
                 "UpstreamDialer",
                 "EdgeIdentity",
@@ -533,7 +538,13 @@ let package = Package(
         ),
         .testTarget(
             name: "SyncListenerTests",
-            dependencies: [.product(name: "X509", package: "swift-certificates"), "UpstreamDialer", "SyncJSON", "ReplicationProtocol", .product(name: "NIOWebSocket", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), "EdgeIdentity", "EdgeGatewayTestSupport", "EdgeCredentials", "EdgeConfig", .product(name: "Crypto", package: "swift-crypto"), "BLIPConnection", "BLIPCodec", 
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"), "UpstreamDialer", "SyncJSON",
+                "ReplicationProtocol", .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), "EdgeIdentity",
+                "EdgeGatewayTestSupport", "EdgeCredentials", "EdgeConfig",
+                .product(name: "Crypto", package: "swift-crypto"), "BLIPConnection", "BLIPCodec",
                 "SyncListener",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -631,7 +642,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeStoreTests",
-            dependencies: ["EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport", "SyncIdentifiers"]
+            dependencies: [
+                "EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport", "SyncIdentifiers", "VersionVectors",
+            ],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "EdgeIdentityTests",
@@ -664,7 +678,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeGatewayCLITests",
-            dependencies: ["GatewayConfigurationFile", 
+            dependencies: [
+                "GatewayConfigurationFile",
                 "EdgeGatewayCLI", "EdgeGatewayTestSupport", "UpstreamStandIns", "EdgeIdentity",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // In-process gateways beside the binary: `db import` into a running gateway's data directory.
@@ -675,11 +690,14 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeDiscoveryTests",
-            dependencies: ["GatewayConfigurationFile", "EdgeDiscovery", "EdgeGatewayCLI", "EdgePairing", "EdgeGatewayTestSupport"]
+            dependencies: [
+                "GatewayConfigurationFile", "EdgeDiscovery", "EdgeGatewayCLI", "EdgePairing", "EdgeGatewayTestSupport",
+            ]
         ),
         .testTarget(
             name: "EdgeGatewayPairingKitTests",
-            dependencies: ["GatewayConfigurationFile", "ListenerUsersFile", 
+            dependencies: [
+                "GatewayConfigurationFile", "ListenerUsersFile",
                 "EdgeGatewayPairingKit",
                 "EdgeGatewayApp",
                 "EdgeGatewayTestSupport",
@@ -698,7 +716,8 @@ let package = Package(
         // Faults and load end to end against the real binary: SIGKILL mid-sync, disk full, restart, load.
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["GatewayConfigurationFile", 
+            dependencies: [
+                "GatewayConfigurationFile",
                 "EdgeGatewayApp",
                 "EdgeGatewayCLI",
                 "LinkEmulator",
@@ -714,7 +733,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EdgeGatewayAppTests",
-            dependencies: ["GatewayConfigurationFile", "ListenerUsersFile", 
+            dependencies: [
+                "GatewayConfigurationFile", "ListenerUsersFile",
                 "EdgeGatewayApp",
                 "EdgeCredentials",
                 "EdgeReplication",

@@ -1,7 +1,9 @@
 import EdgeConfig
+import EdgeIdentity
 import EdgeStore
 import Foundation
 import SyncIdentifiers
+import VersionVectors
 
 extension DocumentStore {
     /// The store of a configuration's data directory.
@@ -11,8 +13,15 @@ extension DocumentStore {
 
     /// Opens a configured database with its settings and creates its configured collections, as the
     /// gateway does at start-up; the CLI's offline commands use the same path so that they see the same data.
+    ///
+    /// Versions written here carry the node's source, derived from its node ID, also when an offline command
+    /// writes; without a node ID yet (an offline command on a directory the gateway never ran on), each database
+    /// uses its own.
     package func openConfigured(_ settings: DatabaseSettings) async throws -> DocumentDatabase {
-        let database = try database(named: settings.name, configuration: StoreConfiguration(settings: settings))
+        var storeConfiguration = StoreConfiguration(settings: settings)
+        storeConfiguration.versionSource = try NodeID.existing(dataDirectory: dataDirectory.path)
+            .map { SourceID(uuid: $0.uuid) }
+        let database = try database(named: settings.name, configuration: storeConfiguration)
         for collection in settings.collections {
             try await database.createCollection(collection)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SyncIdentifiers
+import VersionVectors
 
 /// A document's current state: its winning revision and that revision's body.
 public struct Document: Sendable, Equatable {
@@ -12,6 +13,8 @@ public struct Document: Sendable, Equatable {
     package let sequence: Int64
     /// The winning revision's JSON body (`{}` for a plain tombstone).
     package let body: Data
+    /// The winning revision's vector; nil while it is a legacy revision.
+    package let vector: HybridLogicalVector?
 }
 
 /// One stored revision of a document.

@@ -45,7 +45,7 @@ extension DocumentDatabase {
         let cutoff = date.timeIntervalSince1970 - maxAge.timeInterval
         return try await write { db in
             let storage = DocumentRevisionStorage(
-                db: db, configuration: self.configuration, now: date)
+                db: db, configuration: self.configuration, versionSource: self.versionSource, now: date)
             let docRows = try Int64.fetchAll(
                 db,
                 sql:

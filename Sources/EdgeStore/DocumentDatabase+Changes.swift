@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import VersionVectors
 
 /// One row of a changes feed: a document's latest change.
 public struct Change: Sendable, Equatable {
@@ -11,6 +12,9 @@ public struct Change: Sendable, Equatable {
     package let deleted: Bool
     /// Size in bytes of the winning revision's JSON body.
     package let bodySize: Int
+    /// The winning revision's current version; nil while it is a legacy revision (CBMobile_4 peers then get
+    /// `revID`, as LiteCore and Sync Gateway 4 send a legacy revision).
+    package let version: Version?
 }
 
 /// Filters of a changes query.
@@ -78,7 +82,7 @@ extension DocumentDatabase {
         options: ChangesOptions
     ) throws -> [Change] {
         var sql = """
-            SELECT sequence, doc_id, winning_rev_id, deleted, body_size FROM documents
+            SELECT sequence, doc_id, winning_rev_id, deleted, body_size, version FROM documents
             WHERE collection_id = ? AND sequence > ?
             """
         var arguments: StatementArguments = [collectionID, sequence]
@@ -95,7 +99,8 @@ extension DocumentDatabase {
         return try Row.fetchAll(statement, arguments: arguments).map { row in
             Change(
                 sequence: row[0], docID: row[1], revID: try RevisionID(stored: row[2], in: "documents"),
-                deleted: row[3], bodySize: row[4])
+                deleted: row[3], bodySize: row[4],
+                version: try (row[5] as String?).map { try Version(stored: $0, in: "documents") })
         }
     }
 }

@@ -18,7 +18,8 @@ extension DocumentDatabase {
         try DocumentID.validate(docID)
         return try await write { db in
             let collectionID = try self.existingCollectionID(collection, in: db)
-            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            var storage = DocumentRevisionStorage(
+                db: db, configuration: self.configuration, versionSource: self.versionSource)
             let saved = try storage.resolveConflict(
                 docID: docID, collectionID: collectionID, winningParent: winningParent,
                 losingLeaf: losingLeaf,

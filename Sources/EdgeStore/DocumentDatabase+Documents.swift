@@ -17,7 +17,8 @@ extension DocumentDatabase {
                 db, docRow: row.rowID, revID: row.winningRevID)
             return Document(
                 docID: docID, revID: row.winningRevID, deleted: row.deleted, sequence: row.sequence,
-                body: (body ?? nil) ?? Data("{}".utf8))
+                body: (body ?? nil) ?? Data("{}".utf8),
+                vector: try DocumentRevisionStorage.vector(db, docRow: row.rowID, revID: row.winningRevID))
         }
     }
 
@@ -103,8 +104,9 @@ extension DocumentDatabase {
             guard let row = try self.documentRow(docID, in: collection, db: db) else {
                 throw StoreError.documentNotFound(docID: docID)
             }
-            try DocumentRevisionStorage(db: db, configuration: self.configuration).purge(
-                docRow: row.rowID)
+            try DocumentRevisionStorage(db: db, configuration: self.configuration, versionSource: self.versionSource)
+                .purge(
+                    docRow: row.rowID)
         }
     }
 
@@ -121,7 +123,8 @@ extension DocumentDatabase {
         }
         return try await self.write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
-            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            var storage = DocumentRevisionStorage(
+                db: db, configuration: self.configuration, versionSource: self.versionSource)
             var results: [Result<SavedRevision, StoreError>] = []
             results.reserveCapacity(prepared.count)
             for revision in prepared {
@@ -147,7 +150,8 @@ extension DocumentDatabase {
             NewRevision(docID: docID, body: body, parentRevID: parentRevID, deleted: deleted))
         return try await write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
-            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            var storage = DocumentRevisionStorage(
+                db: db, configuration: self.configuration, versionSource: self.versionSource)
             let saved = try Self.insertNewRevision(
                 revision, db: db, collectionID: collectionID, storage: &storage)
             try storage.finish()
@@ -213,7 +217,7 @@ extension DocumentDatabase {
         )
         let sequence = try storage.store(
             docID: docID, collectionID: collectionID, existing: existing, tree: tree,
-            adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests)])
+            adding: [PendingRevision(node: node, body: body, blobDigests: blobDigests, versioning: .minted)])
         return SavedRevision(revID: revID, sequence: sequence)
     }
 

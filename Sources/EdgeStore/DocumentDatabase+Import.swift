@@ -74,7 +74,8 @@ extension DocumentDatabase {
         let batch = prepared
         return try await write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
-            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            var storage = DocumentRevisionStorage(
+                db: db, configuration: self.configuration, versionSource: self.versionSource)
             var outcome = ImportOutcome()
             for (document, blobDigests, canonicalBody) in batch {
                 if let revID = document.revisions.first {
@@ -131,7 +132,8 @@ extension DocumentDatabase {
                 return ExportedDocument(
                     document: Document(
                         docID: change.docID, revID: row.winningRevID, deleted: row.deleted, sequence: row.sequence,
-                        body: (body ?? nil) ?? Data("{}".utf8)),
+                        body: (body ?? nil) ?? Data("{}".utf8),
+                        vector: try DocumentRevisionStorage.vector(db, docRow: row.rowID, revID: row.winningRevID)),
                     ancestors: tree.history(of: row.winningRevID, stoppingAt: [], maxCount: .max))
             }
         }

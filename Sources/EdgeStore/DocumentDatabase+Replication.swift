@@ -49,7 +49,8 @@ extension DocumentDatabase {
     ) async throws -> [ExistingRevisionResult] {
         try await write { db in
             let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
-            var storage = DocumentRevisionStorage(db: db, configuration: self.configuration)
+            var storage = DocumentRevisionStorage(
+                db: db, configuration: self.configuration, versionSource: self.versionSource)
             var results: [ExistingRevisionResult] = []
             results.reserveCapacity(prepared.count)
             for item in prepared {
@@ -196,10 +197,14 @@ extension DocumentDatabase {
                 revID: chain[index], parent: index + 1 < chain.count ? chain[index + 1] : nil,
                 deleted: isNewRevision && revision.deleted, hasBody: isNewRevision,
                 storedAt: storage.now)
+            let versioning: PendingRevision.Versioning =
+                if !isNewRevision { .legacy } else if let vector = revision.vector { .received(vector) } else {
+                    .minted
+                }
             pending.append(
                 PendingRevision(
                     node: node, body: isNewRevision ? revision.body : nil,
-                    blobDigests: isNewRevision ? blobDigests : []))
+                    blobDigests: isNewRevision ? blobDigests : [], versioning: versioning))
         }
         let sequence = try storage.store(
             docID: revision.docID, collectionID: collectionID, existing: existing, tree: tree,

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import VersionVectors
 
 extension DocumentDatabase {
     private static let migrator: DatabaseMigrator = {
@@ -75,6 +76,21 @@ extension DocumentDatabase {
                     CREATE INDEX remote_revisions_by_doc ON remote_revisions (doc_row);
                     """)
         }
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    -- CBMobile_4: each revision's hybrid logical vector as `proposeChanges` writes it, and its current
+                    -- version apart, to find a revision by version. Both NULL for a legacy revision: one stored
+                    -- before vectors, or grafted from a rev-tree history; a document keeps its rev tree either way.
+                    ALTER TABLE revisions ADD COLUMN vector TEXT;
+                    ALTER TABLE revisions ADD COLUMN version TEXT;
+                    CREATE INDEX revisions_by_version ON revisions (doc_row, version) WHERE version IS NOT NULL;
+                    -- The winning revision's current version, for change feeds; NULL while it is legacy.
+                    ALTER TABLE documents ADD COLUMN version TEXT;
+                    -- The hybrid logical clock's last timestamp, so that it never goes back across restarts.
+                    INSERT INTO meta (key, value) VALUES ('clock', 0);
+                    """)
+        }
         return migrator
     }()
 
@@ -94,6 +110,16 @@ extension DocumentDatabase {
 
     static func readLastSequence(_ db: GRDB.Database) throws -> Int64 {
         try Int64.fetchOne(db, cachedSQL: "SELECT value FROM meta WHERE key = 'last_sequence'") ?? 0
+    }
+
+    static func readClock(_ db: GRDB.Database) throws -> HybridLogicalClock {
+        HybridLogicalClock(
+            last: UInt64(try Int64.fetchOne(db, cachedSQL: "SELECT value FROM meta WHERE key = 'clock'") ?? 0))
+    }
+
+    static func writeClock(_ db: GRDB.Database, _ clock: HybridLogicalClock) throws {
+        try db.cachedStatement(sql: "UPDATE meta SET value = ? WHERE key = 'clock'")
+            .execute(arguments: [Int64(clamping: clock.last)])
     }
 
     static func writeLastSequence(_ db: GRDB.Database, _ sequence: Int64) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import VersionVectors
 
 /// A revision a replicator is about to send, and how much of its history the receiver needs.
 package struct OutgoingRevisionRequest: Hashable, Sendable {
@@ -25,6 +26,8 @@ package struct OutgoingRevision: Sendable, Equatable {
     package let deleted: Bool
     package let body: Data
     package let history: [RevisionID]
+    /// Its vector, for CBMobile_4 peers; nil for a legacy revision.
+    package let vector: HybridLogicalVector?
 }
 
 extension DocumentDatabase {
@@ -92,7 +95,8 @@ extension DocumentDatabase {
         else { return nil }
         return OutgoingRevision(
             revID: request.revID, deleted: node.deleted, body: body,
-            history: tree.history(of: request.revID, stoppingAt: request.knownRevIDs, maxCount: request.maxHistory))
+            history: tree.history(of: request.revID, stoppingAt: request.knownRevIDs, maxCount: request.maxHistory),
+            vector: try DocumentRevisionStorage.vector(db, docRow: row.rowID, revID: request.revID))
     }
 }
 

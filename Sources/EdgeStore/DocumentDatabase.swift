@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import VersionVectors
 
 /// One database: a SQLite file in WAL mode holding collections of documents with revision trees,
 /// local documents and blob references, plus its blob directory.
@@ -12,6 +13,8 @@ public final class DocumentDatabase: Sendable {
     /// A random identifier created with the database and kept for its whole life; checkpoint IDs
     /// are derived from it.
     package let uuid: UUID
+    /// The source of the versions written here (`StoreConfiguration.versionSource`).
+    package let versionSource: SourceID
     /// Path of the SQLite file.
     public let path: String
     /// Content-addressed attachment storage of this database.
@@ -49,6 +52,7 @@ public final class DocumentDatabase: Sendable {
             pool = try DatabasePool(path: path, configuration: poolConfiguration)
             try Self.migrate(pool)
             uuid = try pool.read { db in try Self.readUUID(db) }
+            versionSource = configuration.versionSource ?? SourceID(uuid: uuid)
         } catch {
             throw StoreError(mapping: error, path: path)
         }

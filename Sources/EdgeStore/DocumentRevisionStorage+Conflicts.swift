@@ -52,7 +52,8 @@ extension DocumentRevisionStorage {
             let node = RevisionNode(
                 revID: resolvedRevID, parent: winningParent, deleted: resolved.deleted, hasBody: true,
                 storedAt: now)
-            adding.append(PendingRevision(node: node, body: resolved.body, blobDigests: blobDigests))
+            adding.append(
+                PendingRevision(node: node, body: resolved.body, blobDigests: blobDigests, versioning: .minted))
         }
 
         let deleteRevision = try db.cachedStatement(

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncIdentifiers
+import VersionVectors
 
 /// A document's row: where its current revision and latest sequence are kept.
 struct DocumentRow: Sendable {
@@ -9,6 +10,8 @@ struct DocumentRow: Sendable {
     let winningRevID: RevisionID
     let deleted: Bool
     let bodySize: Int
+    /// The winning revision's current version; nil while it is a legacy revision.
+    let version: Version?
 }
 
 /// A revision about to be added to a document's tree. Ancestors grafted from a history have no body.
@@ -16,6 +19,18 @@ struct PendingRevision {
     let node: RevisionNode
     let body: Data?
     let blobDigests: Set<String>
+    let versioning: Versioning
+
+    /// Where a new revision's hybrid logical vector comes from.
+    enum Versioning {
+        /// None: an ancestor grafted from a rev-tree history, known only by its revision ID.
+        case legacy
+        /// A CBMobile_4 peer wrote it: its vector, which keeps what the stored one knew beyond it.
+        case received(HybridLogicalVector)
+        /// Written here, by a rev-tree peer or the REST API: a new version of this node over the nearest
+        /// ancestor's vector, once, when it is stored (Sync Gateway 4 does the same for its 3.x clients).
+        case minted
+    }
 }
 
 /// SQL access to documents and revision trees. Reads work in any transaction; the mutating
@@ -25,11 +40,15 @@ struct DocumentRevisionStorage {
     let configuration: StoreConfiguration
     /// Seconds since 1970, one timestamp for the whole transaction.
     let now: Double
+    /// The source of the versions minted here.
+    let versionSource: SourceID
     private var lastSequence: Int64?
+    private var clock: HybridLogicalClock?
 
-    init(db: GRDB.Database, configuration: StoreConfiguration, now: Date = Date()) {
+    init(db: GRDB.Database, configuration: StoreConfiguration, versionSource: SourceID, now: Date = Date()) {
         self.db = db
         self.configuration = configuration
+        self.versionSource = versionSource
         self.now = now.timeIntervalSince1970
     }
 
@@ -40,14 +59,30 @@ struct DocumentRevisionStorage {
     {
         let statement = try db.cachedStatement(
             sql: """
-                SELECT id, sequence, winning_rev_id, deleted, body_size FROM documents
+                SELECT id, sequence, winning_rev_id, deleted, body_size, version FROM documents
                 WHERE collection_id = ? AND doc_id = ?
                 """)
         return try statement.directFirstRow([.integer(collectionID), .text(docID)]) { row in
             DocumentRow(
                 rowID: row.int64(0), sequence: row.int64(1),
                 winningRevID: try RevisionID(stored: row.string(2), in: "documents"), deleted: row.bool(3),
-                bodySize: Int(row.int64(4)))
+                bodySize: Int(row.int64(4)), version: try row.string(5).map { try Version(stored: $0, in: "documents") }
+            )
+        }
+    }
+
+    /// A revision's vector; nil for a legacy revision or one not in the tree.
+    static func vector(_ db: GRDB.Database, docRow: Int64, revID: RevisionID) throws -> HybridLogicalVector? {
+        let statement = try db.cachedStatement(sql: "SELECT vector FROM revisions WHERE doc_row = ? AND rev_id = ?")
+        let text = try statement.directFirstRow([.integer(docRow), .text(revID.description)]) { row in row.string(0) }
+        return try (text ?? nil).map { try HybridLogicalVector(stored: $0, in: "revisions") }
+    }
+
+    /// The revision whose current version is `version`, if the document has one.
+    static func revisionID(_ db: GRDB.Database, docRow: Int64, version: Version) throws -> RevisionID? {
+        let statement = try db.cachedStatement(sql: "SELECT rev_id FROM revisions WHERE doc_row = ? AND version = ?")
+        return try statement.directFirstRow([.integer(docRow), .text(version.description)]) { row in
+            try RevisionID(stored: row.string(0), in: "revisions")
         }
     }
 
@@ -85,9 +120,69 @@ struct DocumentRevisionStorage {
         return next
     }
 
-    /// Persists the sequence counter; call once before the transaction commits.
+    /// Persists the sequence counter and the clock; call once before the transaction commits.
     func finish() throws {
         if let lastSequence { try DocumentDatabase.writeLastSequence(db, lastSequence) }
+        if let clock { try DocumentDatabase.writeClock(db, clock) }
+    }
+
+    /// A new version of this node, later than every version issued or received before.
+    private mutating func nextVersion() throws -> Version {
+        var clock = try self.clock ?? DocumentDatabase.readClock(db)
+        let timestamp = clock.next(wallClockNanoseconds: UInt64(max(0, now) * 1e9))
+        self.clock = clock
+        return Version(timestamp: timestamp, source: versionSource)
+    }
+
+    /// Takes in a received vector's times, so that a version minted later here is newer than all of them.
+    private mutating func observe(_ vector: HybridLogicalVector) throws {
+        var clock = try self.clock ?? DocumentDatabase.readClock(db)
+        for version in vector.versions { clock.observe(version.timestamp) }
+        self.clock = clock
+    }
+
+    /// The vectors of the revisions being added: received ones joined with what the nearest stored vector knew,
+    /// minted ones written over it, each with its old previous versions pruned. `tree` already holds them.
+    private mutating func vectors(
+        of newRevisions: [PendingRevision], tree: RevisionTree, docRow: Int64?
+    ) throws -> [RevisionID: HybridLogicalVector] {
+        var vectors: [RevisionID: HybridLogicalVector] = [:]
+        let pruneBefore = UInt64(max(0, now - configuration.previousVersionRetention.timeInterval) * 1e9)
+        // Ancestors first: a new revision's parent may itself be new.
+        for revision in newRevisions.reversed() {
+            let parent = revision.node.parent
+            let vector: HybridLogicalVector
+            switch revision.versioning {
+            case .legacy:
+                continue
+            case .received(let received):
+                try observe(received)
+                let inherited = try nearestVector(from: parent, tree: tree, known: vectors, docRow: docRow)
+                vector = inherited?.accepting(received) ?? received
+            case .minted:
+                let version = try nextVersion()
+                if let inherited = try nearestVector(from: parent, tree: tree, known: vectors, docRow: docRow) {
+                    vector = inherited.adding(version)
+                } else {
+                    vector = HybridLogicalVector(first: version, after: parent)
+                }
+            }
+            vectors[revision.node.revID] = vector.pruningPreviousVersions(olderThan: pruneBefore)
+        }
+        return vectors
+    }
+
+    /// The vector of `revID` or of its nearest ancestor that has one.
+    private func nearestVector(
+        from revID: RevisionID?, tree: RevisionTree, known: [RevisionID: HybridLogicalVector], docRow: Int64?
+    ) throws -> HybridLogicalVector? {
+        var cursor = revID
+        while let current = cursor {
+            if let vector = known[current] { return vector }
+            if let docRow, let vector = try Self.vector(db, docRow: docRow, revID: current) { return vector }
+            cursor = tree[current]?.parent
+        }
+        return nil
     }
 
     /// Adds revisions to a document's tree, prunes it, applies body retention, and updates the
@@ -112,41 +207,46 @@ struct DocumentRevisionStorage {
 
         let sequence = try nextSequence()
         let bodySize = try winnerBodySize(winner, pending: pendingByID, existing: existing)
+        let vectors = try vectors(of: newRevisions, tree: tree, docRow: existing?.rowID)
+        let winnerVersion = try winningVersion(winner, vectors: vectors, existing: existing)
         let docRow: Int64
         if let existing {
             docRow = existing.rowID
             try db.cachedStatement(
-                sql:
-                    "UPDATE documents SET sequence = ?, winning_rev_id = ?, deleted = ?, body_size = ? WHERE id = ?"
+                sql: """
+                    UPDATE documents SET sequence = ?, winning_rev_id = ?, deleted = ?, body_size = ?, version = ?
+                    WHERE id = ?
+                    """
             ).directExecute([
                 .integer(sequence), .text(winner.revID.description), .bool(winner.deleted), .integer(Int64(bodySize)),
-                .integer(docRow),
+                .text(winnerVersion?.description), .integer(docRow),
             ])
         } else {
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO documents (collection_id, doc_id, sequence, winning_rev_id, deleted, body_size)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO documents (collection_id, doc_id, sequence, winning_rev_id, deleted, body_size, version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """
             ).directExecute([
                 .integer(collectionID), .text(docID), .integer(sequence), .text(winner.revID.description),
-                .bool(winner.deleted), .integer(Int64(bodySize)),
+                .bool(winner.deleted), .integer(Int64(bodySize)), .text(winnerVersion?.description),
             ])
             docRow = db.lastInsertedRowID
         }
 
         let insertRevision = try db.cachedStatement(
             sql: """
-                INSERT INTO revisions (doc_row, rev_id, parent_rev_id, deleted, stored_at, body)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO revisions (doc_row, rev_id, parent_rev_id, deleted, stored_at, body, vector, version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         for revision in newRevisions {
             // Pruning may already have removed the oldest grafted ancestors, or re-rooted a survivor.
             guard let node = tree[revision.node.revID] else { continue }
             let body = node.hasBody ? revision.body : nil
+            let vector = vectors[node.revID]
             try insertRevision.directExecute([
                 .integer(docRow), .text(node.revID.description), .text(node.parent?.description), .bool(node.deleted),
-                .real(now), .blob(body),
+                .real(now), .blob(body), .text(vector?.description), .text(vector?.current.description),
             ])
             if body != nil {
                 try insertBlobReferences(revision.blobDigests, docRow: docRow, revID: node.revID)
@@ -201,6 +301,15 @@ struct DocumentRevisionStorage {
         try db.cachedStatement(sql: "DELETE FROM documents WHERE id = ?").execute(arguments: [
             docRow
         ])
+    }
+
+    private func winningVersion(
+        _ winner: RevisionNode, vectors: [RevisionID: HybridLogicalVector], existing: DocumentRow?
+    ) throws -> Version? {
+        if let vector = vectors[winner.revID] { return vector.current }
+        guard let existing else { return nil }
+        if existing.winningRevID == winner.revID { return existing.version }
+        return try Self.vector(db, docRow: existing.rowID, revID: winner.revID)?.current
     }
 
     private func winnerBodySize(

@@ -1,6 +1,7 @@
 import Foundation
 import SyncIdentifiers
 import SyncJSON
+import VersionVectors
 
 /// A revision received from a peer, with its history, as a replicator inserts it.
 public struct ExistingRevision: Sendable {
@@ -16,6 +17,9 @@ public struct ExistingRevision: Sendable {
     /// The scan of exactly `body`, when the receiver already made one: the store then takes its blob digests
     /// instead of scanning the body a second time.
     package var bodyScan: JSONBodyScan?
+    /// The vector a CBMobile_4 peer sent with it; nil when it came from a rev-tree peer, and a version of this
+    /// node is minted for it instead.
+    package var vector: HybridLogicalVector?
 
     public init(
         docID: String, revID: RevisionID, history: [RevisionID], deleted: Bool = false, body: Data,

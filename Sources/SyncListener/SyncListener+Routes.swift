@@ -130,7 +130,9 @@ extension SyncListener {
     }
 
     func makeHTTPRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+        // HEAD wherever GET: the GET's status and headers (its ETag and Content-Length too), without the body,
+        // as CouchDB and Sync Gateway answer it; client libraries open a database and test a document with it.
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.get("/") { _, _ in
             var vendor: JSONObject = ["name": "EdgeGateway", "version": .string(environment.serverVersion)]
             if let nodeID = environment.nodeID {

@@ -1,6 +1,13 @@
 import Foundation
 import HexEncoding
 
+/// A set of Couchbase Lite wire transcripts: its folder under `Fixtures` (each has a README).
+enum FixtureSet: String, CaseIterable, Sendable {
+    case couchbaseLite324 = "cbl-3.2.4"
+    /// CBMobile_4 sessions, and three cross-version ones (its WIRE-NOTES.md says what changed).
+    case couchbaseLite403 = "cbl-4.0.3"
+}
+
 /// One Couchbase Lite wire transcript (see Fixtures/cbl-3.2.4/README.md).
 ///
 /// Immutable after loading; the JSON dictionaries it keeps are only read.
@@ -30,26 +37,31 @@ struct Fixture: @unchecked Sendable {
         var text: String
     }
 
+    let set: FixtureSet
     let name: String
     let header: [String: Any]
     let frames: [Frame]
     let httpMessages: [HTTPMessage]
 
-    static let directoryName = "Fixtures/cbl-3.2.4"
-
-    static var directory: URL {
-        Bundle.module.resourceURL!.appendingPathComponent(directoryName)
+    static func directory(_ set: FixtureSet) -> URL {
+        Bundle.module.resourceURL!.appendingPathComponent("Fixtures").appendingPathComponent(set.rawValue)
     }
 
-    static var fileNames: [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    static func fileNames(in set: FixtureSet) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory(set).path)) ?? []
         return names.filter { $0.hasSuffix(".jsonl") }.sorted()
     }
 
-    init(named fileName: String) throws {
+    /// Every transcript of every set as `<set>/<file>`, for tests that take them all.
+    static var paths: [String] {
+        FixtureSet.allCases.flatMap { set in fileNames(in: set).map { "\(set.rawValue)/\($0)" } }
+    }
+
+    init(named fileName: String, in set: FixtureSet) throws {
+        self.set = set
         name = fileName
         let text = try String(
-            contentsOf: Self.directory.appendingPathComponent(fileName), encoding: .utf8)
+            contentsOf: Self.directory(set).appendingPathComponent(fileName), encoding: .utf8)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: true).makeIterator()
         guard let first = lines.next(),
             let header = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any]
@@ -119,16 +131,28 @@ enum FixtureError: Error {
 
 /// Fixtures are parsed once per test process; blob-2mb alone is 8.5 MB of JSON.
 enum FixtureCache {
-    private static let loaded = Result { try Fixture.fileNames.map { try Fixture(named: $0) } }
+    private static let loaded = Dictionary(
+        uniqueKeysWithValues: FixtureSet.allCases.map { set in
+            (set, Result { try Fixture.fileNames(in: set).map { try Fixture(named: $0, in: set) } })
+        })
 
-    static func all() throws -> [Fixture] {
-        try loaded.get()
+    static func all(in set: FixtureSet) throws -> [Fixture] {
+        try loaded[set]!.get()
     }
 
-    static func named(_ name: String) throws -> Fixture {
-        guard let fixture = try all().first(where: { $0.name == name }) else {
-            throw FixtureError.malformed(name, "no such fixture")
+    static func named(_ name: String, in set: FixtureSet = .couchbaseLite324) throws -> Fixture {
+        guard let fixture = try all(in: set).first(where: { $0.name == name }) else {
+            throw FixtureError.malformed(name, "no such fixture in \(set.rawValue)")
         }
         return fixture
+    }
+
+    /// The transcript at `<set>/<file>` (`Fixture.paths`).
+    static func at(_ path: String) throws -> Fixture {
+        let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let set = FixtureSet(rawValue: parts[0]) else {
+            throw FixtureError.malformed(path, "not <set>/<file>")
+        }
+        return try named(parts[1], in: set)
     }
 }

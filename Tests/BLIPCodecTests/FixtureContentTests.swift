@@ -141,14 +141,22 @@ struct FixtureContentTests {
     @Test(
         "compressed frames need the long-lived inflater",
         arguments: [
-            ("push-oneshot.jsonl", 3), ("pull-oneshot.jsonl", 3), ("pushpull-continuous.jsonl", 10),
-            ("update-delete.jsonl", 5), ("blob.jsonl", 2), ("conflict.jsonl", 7), ("bulk-500.jsonl", 504),
-            ("auth-fail.jsonl", 1), ("delta.jsonl", 4), ("pull-tombstone.jsonl", 11),
-            ("collections.jsonl", 17),
-            ("blob-2mb.jsonl", 2),
+            ("cbl-3.2.4/push-oneshot.jsonl", 3), ("cbl-3.2.4/pull-oneshot.jsonl", 3),
+            ("cbl-3.2.4/pushpull-continuous.jsonl", 10), ("cbl-3.2.4/update-delete.jsonl", 5),
+            ("cbl-3.2.4/blob.jsonl", 2), ("cbl-3.2.4/conflict.jsonl", 7), ("cbl-3.2.4/bulk-500.jsonl", 504),
+            ("cbl-3.2.4/auth-fail.jsonl", 1), ("cbl-3.2.4/delta.jsonl", 4), ("cbl-3.2.4/pull-tombstone.jsonl", 11),
+            ("cbl-3.2.4/collections.jsonl", 17), ("cbl-3.2.4/blob-2mb.jsonl", 2),
+            // The counts of the 4.0.3 README's table.
+            ("cbl-4.0.3/push-oneshot.jsonl", 3), ("cbl-4.0.3/pull-oneshot.jsonl", 3),
+            ("cbl-4.0.3/pushpull-continuous.jsonl", 17), ("cbl-4.0.3/update-delete.jsonl", 5),
+            ("cbl-4.0.3/blob.jsonl", 2), ("cbl-4.0.3/conflict.jsonl", 5), ("cbl-4.0.3/collections.jsonl", 15),
+            ("cbl-4.0.3/bulk-500.jsonl", 504), ("cbl-4.0.3/pull-tombstone.jsonl", 11),
+            ("cbl-4.0.3/v3-client-to-v4-server.jsonl", 0),
+            ("cbl-4.0.3/v3-client-named-collection-to-v4-server.jsonl", 2),
+            ("cbl-4.0.3/v4-client-to-v3-server.jsonl", 0),
         ])
-    func freshInflaterPerFrameFails(fileName: String, expectedFailures: Int) throws {
-        let fixture = try FixtureCache.named(fileName)
+    func freshInflaterPerFrameFails(path: String, expectedFailures: Int) throws {
+        let fixture = try FixtureCache.at(path)
         var failures = 0
         for frame in fixture.frames
         where frame.opcode == 2 && frame.toolDecode["compressed"] as? Bool == true {

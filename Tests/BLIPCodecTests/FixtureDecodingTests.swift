@@ -2,38 +2,58 @@ import BLIPCodec
 import Foundation
 import Testing
 
-@Suite("Decoding the Couchbase Lite 3.2.4 transcripts")
+@Suite("Decoding the Couchbase Lite 3.2.4 and 4.0.3 transcripts")
 struct FixtureDecodingTests {
-    /// Profiles each transcript must contain (see the fixture README's scenario notes).
+    /// Profiles each transcript must contain (see each set's README: scenario notes).
     static let expectedProfiles: [String: Set<String>] = [
-        "push-oneshot.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
-        "pull-oneshot.jsonl": ["getCheckpoint", "subChanges", "changes", "rev", "setCheckpoint"],
-        "pushpull-continuous.jsonl": [
+        "cbl-3.2.4/push-oneshot.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
+        "cbl-3.2.4/pull-oneshot.jsonl": ["getCheckpoint", "subChanges", "changes", "rev", "setCheckpoint"],
+        "cbl-3.2.4/pushpull-continuous.jsonl": [
             "getCheckpoint", "proposeChanges", "subChanges", "changes", "rev", "setCheckpoint",
         ],
-        "update-delete.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
-        "blob.jsonl": ["proposeChanges", "rev", "getAttachment", "subChanges", "changes"],
-        "conflict.jsonl": ["proposeChanges", "subChanges", "changes", "rev"],
-        "bulk-500.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
-        "auth-fail.jsonl": ["subChanges", "changes", "rev"],
-        "delta.jsonl": ["proposeChanges", "changes", "rev"],
-        "pull-tombstone.jsonl": ["subChanges", "changes", "rev", "setCheckpoint"],
-        "collections.jsonl": [
+        "cbl-3.2.4/update-delete.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
+        "cbl-3.2.4/blob.jsonl": ["proposeChanges", "rev", "getAttachment", "subChanges", "changes"],
+        "cbl-3.2.4/conflict.jsonl": ["proposeChanges", "subChanges", "changes", "rev"],
+        "cbl-3.2.4/bulk-500.jsonl": ["getCheckpoint", "proposeChanges", "rev", "setCheckpoint"],
+        "cbl-3.2.4/auth-fail.jsonl": ["subChanges", "changes", "rev"],
+        "cbl-3.2.4/delta.jsonl": ["proposeChanges", "changes", "rev"],
+        "cbl-3.2.4/pull-tombstone.jsonl": ["subChanges", "changes", "rev", "setCheckpoint"],
+        "cbl-3.2.4/collections.jsonl": [
             "getCollections", "subChanges", "proposeChanges", "changes", "rev", "setCheckpoint",
         ],
-        "blob-2mb.jsonl": ["proposeChanges", "rev", "getAttachment"],
+        "cbl-3.2.4/blob-2mb.jsonl": ["proposeChanges", "rev", "getAttachment"],
+        // 4.0.3 always starts with getCollections, also for the default collection (WIRE-NOTES §2).
+        "cbl-4.0.3/push-oneshot.jsonl": ["getCollections", "proposeChanges", "rev", "setCheckpoint"],
+        "cbl-4.0.3/pull-oneshot.jsonl": ["getCollections", "subChanges", "changes", "rev", "setCheckpoint"],
+        "cbl-4.0.3/pushpull-continuous.jsonl": [
+            "getCollections", "proposeChanges", "subChanges", "changes", "rev", "setCheckpoint",
+        ],
+        "cbl-4.0.3/update-delete.jsonl": ["getCollections", "proposeChanges", "rev", "setCheckpoint"],
+        "cbl-4.0.3/blob.jsonl": ["getCollections", "proposeChanges", "rev", "getAttachment", "subChanges", "changes"],
+        "cbl-4.0.3/conflict.jsonl": ["getCollections", "proposeChanges", "subChanges", "changes", "rev"],
+        "cbl-4.0.3/collections.jsonl": [
+            "getCollections", "subChanges", "proposeChanges", "changes", "rev", "setCheckpoint",
+        ],
+        "cbl-4.0.3/bulk-500.jsonl": ["getCollections", "proposeChanges", "rev", "setCheckpoint"],
+        "cbl-4.0.3/pull-tombstone.jsonl": ["getCollections", "subChanges", "changes", "rev", "setCheckpoint"],
+        // The cross-version sessions end at their first refused request (README: scenarios).
+        "cbl-4.0.3/v3-client-to-v4-server.jsonl": ["getCheckpoint"],
+        "cbl-4.0.3/v3-client-named-collection-to-v4-server.jsonl": [
+            "getCollections", "proposeChanges", "rev", "subChanges",
+        ],
+        "cbl-4.0.3/v4-client-to-v3-server.jsonl": ["getCollections", "subChanges"],
     ]
 
     @Test("every fixture file is covered")
     func everyFixtureIsCovered() {
-        #expect(Set(Fixture.fileNames) == Set(Self.expectedProfiles.keys))
+        #expect(Set(Fixture.paths) == Set(Self.expectedProfiles.keys))
     }
 
     @Test(
         "every frame decodes, CRCs match, and messages match the header and the capture tool",
-        arguments: Fixture.fileNames)
-    func decodesEveryFrame(fileName: String) throws {
-        let fixture = try FixtureCache.named(fileName)
+        arguments: Fixture.paths)
+    func decodesEveryFrame(path: String) throws {
+        let fixture = try FixtureCache.at(path)
         var profiles: Set<String> = []
         var connectionsReplayed = 0
         for connection in fixture.connections where connection["http_status"] as? Int == 101 {
@@ -45,7 +65,7 @@ struct FixtureDecodingTests {
                 let complete = try #require(connection["messages_complete"] as? [String: Int])
                 #expect(
                     result.messages.count == complete[direction.rawValue],
-                    "\(fileName) conn \(conn) \(direction)")
+                    "\(path) conn \(conn) \(direction)")
                 let acks = try #require(connection["ack_frames"] as? [String: Int])
                 #expect(result.acksReceived.count == acks[direction.rawValue])
                 let compressed = try #require(connection["compressed_frames"] as? [String: Int])
@@ -67,7 +87,7 @@ struct FixtureDecodingTests {
         #expect(
             connectionsReplayed == fixture.connections.filter { $0["http_status"] as? Int == 101 }.count)
         #expect(connectionsReplayed > 0)
-        let expected = try #require(Self.expectedProfiles[fileName])
+        let expected = try #require(Self.expectedProfiles[path])
         #expect(expected.isSubset(of: profiles), "profiles seen: \(profiles.sorted())")
     }
 

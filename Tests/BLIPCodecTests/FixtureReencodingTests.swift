@@ -5,9 +5,9 @@ import Testing
 struct FixtureReencodingTests {
     @Test(
         "uncompressed frames and ACKs are reproduced byte for byte, CRC chained through compressed frames",
-        arguments: Fixture.fileNames)
-    func reproducesFrames(fileName: String) throws {
-        let fixture = try FixtureCache.named(fileName)
+        arguments: Fixture.paths)
+    func reproducesFrames(path: String) throws {
+        let fixture = try FixtureCache.at(path)
         for connection in fixture.connections where connection["http_status"] as? Int == 101 {
             let conn = try #require(connection["conn"] as? Int)
             for direction in Fixture.Direction.allCases {
@@ -72,9 +72,9 @@ struct FixtureReencodingTests {
         #expect(compressedFrames == 503)
     }
 
-    @Test("LiteCore's compression choices match the rule", arguments: Fixture.fileNames)
-    func compressionRule(fileName: String) throws {
-        let fixture = try FixtureCache.named(fileName)
+    @Test("LiteCore's compression choices match the rule", arguments: Fixture.paths)
+    func compressionRule(path: String) throws {
+        let fixture = try FixtureCache.at(path)
         for connection in fixture.connections where connection["http_status"] as? Int == 101 {
             let replay = try ConnectionReplay(
                 fixture: fixture, conn: try #require(connection["conn"] as? Int))

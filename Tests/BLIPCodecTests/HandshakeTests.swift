@@ -21,7 +21,7 @@ struct HandshakeTests {
                 == "a9993e364706816aba3e25717850c26c9cd0d89d")
     }
 
-    @Test("Sec-WebSocket-Accept and the chosen subprotocol", arguments: Fixture.fileNames)
+    @Test("Sec-WebSocket-Accept and the chosen subprotocol", arguments: Fixture.fileNames(in: .couchbaseLite324))
     func handshake(fileName: String) throws {
         let fixture = try FixtureCache.named(fileName)
         for connection in fixture.connections {

@@ -24,6 +24,56 @@ struct RESTAPITests {
         }
     }
 
+    @Test("HEAD is answered wherever GET is: same status and headers, the document's ETag included, no body")
+    func headAnswersAsGet() async throws {
+        try await Self.withAuthenticatedGateway { _, client in
+            let created = try await client.send("PUT", "/db/doc1", json: ["name": "pump"])
+            let rev = try #require(created.object?["rev"]?.stringValue)
+            let get = try await client.get("/db/doc1")
+            let head = try await client.send("HEAD", "/db/doc1")
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            #expect(head.headers["etag"] == "\"\(rev)\"")
+            #expect(head.headers["etag"] == get.headers["etag"])
+            #expect(head.headers["content-type"] == get.headers["content-type"])
+            #expect(head.headers["content-length"] == String(get.body.count))
+            #expect(try await client.send("HEAD", "/db").status == 200)
+            #expect(try await client.send("HEAD", "/db/never").status == 404)
+            #expect(try await client.send("HEAD", "/nope").status == 404)
+            #expect(try await client.send("HEAD", "/").status == 200)
+            #expect(try await RESTClient(port: client.port).send("HEAD", "/db/doc1").status == 401)
+        }
+    }
+
+    @Test(
+        "python-couchdb opens a database, finds documents, saves and reads one",
+        .enabled(if: CouchDBPythonClient.isAvailable, Comment(rawValue: CouchDBPythonClient.unavailableReason)))
+    func couchDBClientLibrary() async throws {
+        try await Self.withAuthenticatedGateway { gateway, client in
+            _ = try await client.send("PUT", "/db/doc1", json: ["name": "pump"])
+            let script = """
+                db = server["db"]
+                doc_id, rev = db.save({"_id": "from-python", "kind": "couchdb"})
+                result = {
+                    "name": db.name, "has_doc1": "doc1" in db, "has_never": "never" in db,
+                    "has_db": "db" in server, "has_nope": "nope" in server,
+                    "saved": rev, "read": db["from-python"]["kind"],
+                }
+                """
+            let result = try await CouchDBPythonClient.run(
+                script, url: "http://alice:s3cret@127.0.0.1:\(client.port)/")
+            let object = try #require(result.objectValue)
+            #expect(object["name"] == "db")
+            #expect(object["has_doc1"] == true)
+            #expect(object["has_never"] == false)
+            #expect(object["has_db"] == true)
+            #expect(object["has_nope"] == false)
+            #expect(object["read"] == "couchdb")
+            let saved = try #require(object["saved"]?.stringValue)
+            #expect(try await gateway.database.document("from-python")?.revID.description == saved)
+        }
+    }
+
     @Test("documents: create, read, compare-and-swap update, delete; revs=true and open_revs=all")
     func documentLifecycle() async throws {
         try await Self.withAuthenticatedGateway { gateway, client in

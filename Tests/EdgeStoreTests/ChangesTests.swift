@@ -23,7 +23,8 @@ struct ChangesTests {
                 all[2]
                     == Change(
                         sequence: a2.sequence, docID: "a", revID: a2.revID, deleted: false,
-                        bodySize: 14))
+                        bodySize: 14, version: all[2].version))
+            #expect(all[2].version?.source == database.versionSource, "a REST write gets a version of this node")
             #expect(all[1].deleted)
             #expect(all[1].bodySize == 2)
 

@@ -83,7 +83,10 @@ struct RevisionInserterTests {
             ])
             #expect(
                 revisions[0]
-                    == OutgoingRevision(revID: rev(1, "b"), deleted: false, body: json(#"{"n":2}"#), history: []))
+                    == OutgoingRevision(
+                        revID: rev(1, "b"), deleted: false, body: json(#"{"n":2}"#), history: [],
+                        vector: revisions[0]?.vector))
+            #expect(revisions[0]?.vector?.current.source == database.versionSource)
             #expect(revisions[1]?.history == [rev(3, "a"), rev(2, "a")])
             #expect(revisions[1]?.body == json(#"{"n":1}"#))
             #expect(revisions[2]?.history == [rev(3, "a")])

@@ -1,0 +1,170 @@
+import Foundation
+import GRDB
+import SyncIdentifiers
+import SyncJSON
+import VersionVectors
+
+/// A revision a CBMobile_4 peer sends: known by its vector, not by a rev-tree ID.
+package struct VersionedRevision: Sendable {
+    package var docID: String
+    package var vector: HybridLogicalVector
+    package var deleted: Bool
+    /// The JSON body (`{}` for a plain tombstone).
+    package var body: Data
+    /// The receiver's scan of exactly `body`, when it made one.
+    package var bodyScan: JSONBodyScan?
+
+    package init(
+        docID: String, vector: HybridLogicalVector, deleted: Bool = false, body: Data, bodyScan: JSONBodyScan? = nil
+    ) {
+        self.docID = docID
+        self.vector = vector
+        self.deleted = deleted
+        self.body = body
+        self.bodyScan = bodyScan
+    }
+}
+
+/// A `proposeChanges` row of a CBMobile_4 peer: the document's whole vector there.
+package struct ProposedVersion: Sendable {
+    package var docID: String
+    package var vector: HybridLogicalVector
+
+    package init(docID: String, vector: HybridLogicalVector) {
+        self.docID = docID
+        self.vector = vector
+    }
+}
+
+/// The verdict on a `ProposedVersion`, as Sync Gateway's `CheckProposedVersion` gives it.
+package enum ProposedVersionStatus: Sendable, Equatable {
+    /// Send it (status 0): the document is new here, or the proposal has seen its current revision.
+    case accept
+    /// This database has that version or a newer one (status 304).
+    case alreadyHave
+    /// Neither has seen the other's current version (status 409); `current` is this database's current version,
+    /// or its revision ID while that revision is legacy.
+    case conflict(current: String)
+    /// The row itself is unacceptable (for instance an invalid document ID).
+    case invalid(StoreError)
+}
+
+/// How a received vector relates to a document's current revision.
+enum VersionedDescent {
+    /// Store it as a child of this revision (nil: the document is new here).
+    case extends(RevisionID?)
+    /// This database has it already, or something newer.
+    case known
+    /// Concurrent with the current revision, whose version (or legacy revision ID) this is.
+    case conflicts(current: String)
+}
+
+extension DocumentDatabase {
+    /// Decides CBMobile_4 `proposeChanges` rows by comparing vectors.
+    package func checkProposedVersions(
+        _ proposals: [ProposedVersion], in collection: CollectionName = .default
+    ) async throws -> [ProposedVersionStatus] {
+        try await read { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: false)
+            return try proposals.map { proposal in
+                do throws(StoreError) {
+                    try DocumentID.validate(proposal.docID)
+                } catch {
+                    return .invalid(error)
+                }
+                let existing = try collectionID.flatMap {
+                    try DocumentRevisionStorage.documentRow(db, collectionID: $0, docID: proposal.docID)
+                }
+                switch try Self.descent(of: proposal.vector, onto: existing, in: db) {
+                case .extends: return .accept
+                case .known: return .alreadyHave
+                case .conflicts(let current): return .conflict(current: current)
+                }
+            }
+        }
+    }
+
+    /// Stores revisions received from a CBMobile_4 peer, in one transaction. Each one that descends from its
+    /// document's current revision becomes that revision's child in the rev tree, under a minted revision ID
+    /// (generation + 1, a digest of its body), so that rev-tree peers get it too; its vector is kept beside it.
+    /// One already known changes nothing; a concurrent one is refused as a conflict, since the peer resolves
+    /// conflicts before it pushes (`noconflicts`).
+    package func insertVersionedRevisions(
+        _ revisions: [VersionedRevision], in collection: CollectionName = .default
+    ) async throws -> [ExistingRevisionResult] {
+        // Validation and the body scan happen before the transaction, as for rev-tree revisions.
+        let prepared = revisions.map { revision -> Result<(VersionedRevision, Set<String>), StoreError> in
+            do throws(StoreError) {
+                try DocumentID.validate(revision.docID)
+                if let scan = revision.bodyScan { return .success((revision, scan.blobDigests)) }
+                return .success((revision, try JSONBodyScan(storing: revision.body).blobDigests))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try await write { db in
+            let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
+            var storage = DocumentRevisionStorage(
+                db: db, configuration: self.configuration, versionSource: self.versionSource)
+            var results: [ExistingRevisionResult] = []
+            results.reserveCapacity(prepared.count)
+            for preparation in prepared {
+                let revision: VersionedRevision
+                let digests: Set<String>
+                switch preparation {
+                case .failure(let error):
+                    results.append(.failed(error))
+                    continue
+                case .success(let prepared):
+                    (revision, digests) = prepared
+                }
+                let existing = try DocumentRevisionStorage.documentRow(
+                    db, collectionID: collectionID, docID: revision.docID)
+                switch try Self.descent(of: revision.vector, onto: existing, in: db) {
+                case .known:
+                    results.append(.alreadyPresent)
+                case .conflicts(let current):
+                    results.append(.failed(.conflict(docID: revision.docID, currentRevID: current)))
+                case .extends(let parent):
+                    guard (parent?.generation ?? 0) < UInt32.max else {
+                        results.append(
+                            .failed(.invalidRevisionHistory(docID: revision.docID, reason: "generation limit reached")))
+                        continue
+                    }
+                    var minted = ExistingRevision(
+                        docID: revision.docID,
+                        revID: RevisionID.minted(
+                            parent: parent, deleted: revision.deleted, canonicalBody: revision.body),
+                        history: parent.map { [$0] } ?? [], deleted: revision.deleted, body: revision.body,
+                        noConflicts: true)
+                    minted.vector = revision.vector
+                    results.append(
+                        try Self.insert(
+                            minted, blobDigests: digests, collectionID: collectionID, resolver: nil,
+                            storage: &storage))
+                }
+            }
+            try storage.finish()
+            return results
+        }
+    }
+
+    /// Where `vector` stands against the document's current revision: by vector comparison when that revision has
+    /// one; by its legacy revisions when the current revision is legacy, which it descends from only if the
+    /// sender saw that revision (the vector's legacy part names it).
+    static func descent(of vector: HybridLogicalVector, onto existing: DocumentRow?, in db: GRDB.Database) throws
+        -> VersionedDescent
+    {
+        guard let existing else { return .extends(nil) }
+        guard let current = try DocumentRevisionStorage.vector(db, docRow: existing.rowID, revID: existing.winningRevID)
+        else {
+            if vector.legacy.contains(existing.winningRevID) { return .extends(existing.winningRevID) }
+            return .conflicts(current: existing.winningRevID.description)
+        }
+        switch vector.compare(to: current) {
+        case .same, .older: return .known
+        case .newer: return .extends(existing.winningRevID)
+        case .conflicting: return .conflicts(current: current.current.description)
+        }
+    }
+}

@@ -31,14 +31,17 @@ extension DocumentDatabase {
         do throws(StoreError) {
             try DocumentID.validate(revision.docID)
             try validateHistory(of: revision)
-            // The receiver's scan of the body, when it made one, spares a second pass over it.
-            guard let scan = revision.bodyScan else {
-                return .success((revision, try JSONBodyScan(storing: revision.body).blobDigests))
-            }
-            return .success((revision, scan.blobDigests))
+            return .success((revision, try blobDigests(of: revision.body, scanned: revision.bodyScan)))
         } catch {
             return .failure(error)
         }
+    }
+
+    /// The blob digests a body refers to: from the receiver's scan of it when it made one, which spares a second
+    /// pass over the body.
+    static func blobDigests(of body: Data, scanned scan: JSONBodyScan?) throws(StoreError) -> Set<String> {
+        if let scan { return scan.blobDigests }
+        return try JSONBodyScan(storing: body).blobDigests
     }
 
     /// - Parameter remote: the remote database the revisions were pulled from, which is then known to have each

@@ -79,12 +79,10 @@ extension DocumentDatabase {
         migrator.registerMigration("v3") { db in
             try db.execute(
                 sql: """
-                    -- CBMobile_4: each revision's hybrid logical vector as `proposeChanges` writes it, and its current
-                    -- version apart, to find a revision by version. Both NULL for a legacy revision: one stored
-                    -- before vectors, or grafted from a rev-tree history; a document keeps its rev tree either way.
+                    -- CBMobile_4: each revision's hybrid logical vector as `proposeChanges` writes it; NULL for a
+                    -- legacy revision: one stored before vectors, or grafted from a rev-tree history. A document keeps
+                    -- its rev tree either way.
                     ALTER TABLE revisions ADD COLUMN vector TEXT;
-                    ALTER TABLE revisions ADD COLUMN version TEXT;
-                    CREATE INDEX revisions_by_version ON revisions (doc_row, version) WHERE version IS NOT NULL;
                     -- The winning revision's current version, for change feeds; NULL while it is legacy.
                     ALTER TABLE documents ADD COLUMN version TEXT;
                     -- The hybrid logical clock's last timestamp, so that it never goes back across restarts.

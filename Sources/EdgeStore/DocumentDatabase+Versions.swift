@@ -96,8 +96,7 @@ extension DocumentDatabase {
         let prepared = revisions.map { revision -> Result<(VersionedRevision, Set<String>), StoreError> in
             do throws(StoreError) {
                 try DocumentID.validate(revision.docID)
-                if let scan = revision.bodyScan { return .success((revision, scan.blobDigests)) }
-                return .success((revision, try JSONBodyScan(storing: revision.body).blobDigests))
+                return .success((revision, try Self.blobDigests(of: revision.body, scanned: revision.bodyScan)))
             } catch {
                 return .failure(error)
             }
@@ -156,7 +155,9 @@ extension DocumentDatabase {
         -> VersionedDescent
     {
         guard let existing else { return .extends(nil) }
-        guard let current = try DocumentRevisionStorage.vector(db, docRow: existing.rowID, revID: existing.winningRevID)
+        // The row's version says whether the current revision has a vector at all; only then is it read.
+        guard existing.version != nil,
+            let current = try DocumentRevisionStorage.vector(db, docRow: existing.rowID, revID: existing.winningRevID)
         else {
             if vector.legacy.contains(existing.winningRevID) { return .extends(existing.winningRevID) }
             return .conflicts(current: existing.winningRevID.description)

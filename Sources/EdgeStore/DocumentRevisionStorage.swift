@@ -78,14 +78,6 @@ struct DocumentRevisionStorage {
         return try (text ?? nil).map { try HybridLogicalVector(stored: $0, in: "revisions") }
     }
 
-    /// The revision whose current version is `version`, if the document has one.
-    static func revisionID(_ db: GRDB.Database, docRow: Int64, version: Version) throws -> RevisionID? {
-        let statement = try db.cachedStatement(sql: "SELECT rev_id FROM revisions WHERE doc_row = ? AND version = ?")
-        return try statement.directFirstRow([.integer(docRow), .text(version.description)]) { row in
-            try RevisionID(stored: row.string(0), in: "revisions")
-        }
-    }
-
     static func tree(_ db: GRDB.Database, docRow: Int64) throws -> RevisionTree {
         let statement = try db.cachedStatement(
             sql: """
@@ -236,8 +228,8 @@ struct DocumentRevisionStorage {
 
         let insertRevision = try db.cachedStatement(
             sql: """
-                INSERT INTO revisions (doc_row, rev_id, parent_rev_id, deleted, stored_at, body, vector, version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO revisions (doc_row, rev_id, parent_rev_id, deleted, stored_at, body, vector)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
         for revision in newRevisions {
             // Pruning may already have removed the oldest grafted ancestors, or re-rooted a survivor.
@@ -246,7 +238,7 @@ struct DocumentRevisionStorage {
             let vector = vectors[node.revID]
             try insertRevision.directExecute([
                 .integer(docRow), .text(node.revID.description), .text(node.parent?.description), .bool(node.deleted),
-                .real(now), .blob(body), .text(vector?.description), .text(vector?.current.description),
+                .real(now), .blob(body), .text(vector?.description),
             ])
             if body != nil {
                 try insertBlobReferences(revision.blobDigests, docRow: docRow, revID: node.revID)

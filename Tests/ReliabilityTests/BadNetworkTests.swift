@@ -143,6 +143,18 @@ struct BadNetworkTests {
         return log.split(separator: "\n").filter { $0.contains(text) }.map(String.init)
     }
 
+    /// The time stamp of the first of `lines` logged at or after `date`; lines read `time=<ISO 8601> …`.
+    static func firstLogTime(_ lines: [String], after date: Date) -> Date? {
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return
+            lines.compactMap { line -> Date? in
+                guard let stamp = line.split(separator: " ").first(where: { $0.hasPrefix("time=") }) else { return nil }
+                return format.date(from: String(stamp.dropFirst("time=".count)))
+            }
+            .filter { $0 >= date }.min()
+    }
+
     /// The health components of one kind, from a gateway's /health.
     static func components(_ gateway: GatewayProcess, kind: String) async throws -> [[String: Any]] {
         let health = try await gateway.health()
@@ -245,15 +257,24 @@ struct BadNetworkTests {
         let restoredAt = ContinuousClock.now
         try lab.restore()
 
+        // When each side noticed is read from its own log line, stamped as it closed the connection: the polls
+        // above go through /health in another namespace and, with the other reliability suites loading both
+        // cores, can lag the close by seconds (a CI run saw the count drop 2.7 s after the hub's logged close).
+        // The polls still have to see the connection gone and the upstream offline before the link returns.
         let limit = heartbeat * 2 + .milliseconds(1_500)
         let listenerSeen = try #require(listenerDetection, "the hub never dropped the dead connection during the cut")
         let upstreamSeen = try #require(upstreamDetection, "the edge's upstream never went offline during the cut")
-        #expect(listenerSeen <= limit, "listener noticed after \(listenerSeen)")
-        #expect(upstreamSeen <= limit, "upstream noticed after \(upstreamSeen)")
-        let hubHeartbeatLines = Self.logLines(pair.hub, containing: "did not answer a ping")
-        let edgeHeartbeatLines = Self.logLines(pair.edge, containing: "did not answer a ping")
-        #expect(!hubHeartbeatLines.isEmpty, "the hub's log does not say why the connection was closed")
-        #expect(!edgeHeartbeatLines.isEmpty, "the edge's log does not say why the connection was closed")
+        let heartbeatClose = "did not answer a ping"
+        let hubHeartbeatLines = Self.logLines(pair.hub, containing: heartbeatClose)
+        let edgeHeartbeatLines = Self.logLines(pair.edge, containing: heartbeatClose)
+        let listenerClosed = try #require(
+            Self.firstLogTime(hubHeartbeatLines, after: cutDate).map { $0.timeIntervalSince(cutDate) },
+            "the hub's log does not say why the connection was closed")
+        let upstreamClosed = try #require(
+            Self.firstLogTime(edgeHeartbeatLines, after: cutDate).map { $0.timeIntervalSince(cutDate) },
+            "the edge's log does not say why the connection was closed")
+        #expect(.seconds(listenerClosed) <= limit, "listener closed after \(listenerClosed) s")
+        #expect(.seconds(upstreamClosed) <= limit, "upstream closed after \(upstreamClosed) s")
         let retries = Self.logLines(pair.edge, containing: "upstream replication failed; retrying").map { line in
             line.split(separator: " ").filter { $0.hasPrefix("attempt=") || $0.hasPrefix("retryIn=") }
                 .joined(separator: " ")
@@ -268,8 +289,9 @@ struct BadNetworkTests {
         let healed = ContinuousClock.now - restoredAt
         try await Self.expectIdenticalWithoutDuplicates(pair, docIDs)
         print(
-            "link cut at \(cutDate) for \(Self.cutSeconds) s, heartbeat \(heartbeat): listener dropped the dead "
-                + "connection after \(listenerSeen), upstream offline after \(upstreamSeen); upstream states during "
+            "link cut at \(cutDate) for \(Self.cutSeconds) s, heartbeat \(heartbeat): the hub closed the dead "
+                + "connection \(listenerClosed) s after the cut, the edge \(upstreamClosed) s; polled: listener count 0 "
+                + "after \(listenerSeen), upstream offline after \(upstreamSeen); upstream states during "
                 + "the cut: \(upstreamStates.joined(separator: " → ")); retries: "
                 + retries.joined(separator: "; ")
                 + "; converged \(convergence) after the last write, \(healed) after the link came back; "

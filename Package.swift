@@ -173,12 +173,14 @@ let package = Package(
             dependencies: ["HexEncoding", .product(name: "Crypto", package: "swift-crypto")]
         ),
 
-        // Pure CBMobile 3 replication vocabulary: message properties and bodies, JSON deltas, blob references.
+        // Pure CBMobile 3 and 4 replication vocabulary: message properties and bodies, revisions as rev-tree IDs or
+        // version vectors, JSON deltas, blob references.
         .target(
             name: "ReplicationProtocol",
             dependencies: [
                 "SyncJSON",
                 "SyncIdentifiers",
+                "VersionVectors",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -244,6 +246,7 @@ let package = Package(
                 "ReplicationProtocol",
                 "SyncIdentifiers",
                 "UpstreamDialer",
+                "VersionVectors",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -621,6 +624,7 @@ let package = Package(
                 "BLIPCodec",
                 "ReplicationProtocol",
                 "SyncIdentifiers",
+                "VersionVectors",
                 "LiteCoreShapedPuller",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -98,7 +98,9 @@ extension ActiveReplicatorSession {
         let pulledDocIDs = configuration.documentIDFilter.map(Set.init)
         for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
             if let pulledDocIDs, !pulledDocIDs.contains(row.docID) { continue }
-            queries.append(RevisionQuery(docID: row.docID, revIDs: [row.revisionID]))
+            queries.append(
+                RevisionQuery(
+                    docID: row.docID, revIDs: [try row.revision.requiringRevisionID(in: "a CBMobile_3 changes row")]))
             queryRows.append(index)
         }
         // Only ancestors with a body can be delta bases, so only those are offered as known.
@@ -109,8 +111,8 @@ extension ActiveReplicatorSession {
         for (index, diff) in zip(queryRows, diffs) {
             guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
             let row = decoded.rows[index]
-            entries[index] = .send(knownAncestors: diff.possibleAncestors)
-            awaitedRevisions[RevisionKey(docID: row.docID, revisionID: row.revisionID.description)] = firstRow + index
+            entries[index] = .send(knownAncestors: diff.possibleAncestors.map(WireRevision.tree))
+            awaitedRevisions[RevisionKey(docID: row.docID, revisionID: row.revision.description)] = firstRow + index
             wanted += 1
         }
         for (index, entry) in entries.enumerated() where entry == .skip {
@@ -145,7 +147,7 @@ extension ActiveReplicatorSession {
                 }
                 throw error
             }
-            finished.key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
+            finished.key = RevisionKey(docID: decoded.docID, revisionID: decoded.revision.description)
             try await store(decoded)
             finished.isStoredRevision = true
             finished.bytes = decoded.body.count
@@ -162,7 +164,7 @@ extension ActiveReplicatorSession {
         let decoded = try request.decode(NoRevRequest.self)
         logger.info("the upstream could not send a revision", metadata: ["doc": "\(decoded.docID)"])
         replicator.counters.countMissingRevision()
-        let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revisionID.description)
+        let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revision.description)
         post(FinishedPull(requestNumber: request.number, key: key))
         return request.reply()
     }
@@ -228,7 +230,7 @@ extension ActiveReplicatorSession {
             logger.info(
                 "resolved a conflict with a pulled revision",
                 metadata: [
-                    "doc": "\(request.docID)", "pulled": "\(request.revisionID)", "resolved": "\(resolvedRevID)",
+                    "doc": "\(request.docID)", "pulled": "\(request.revision)", "resolved": "\(resolvedRevID)",
                     "resolver": "\(configuration.conflictResolver.rawValue)",
                 ])
         case .inserted, .alreadyPresent:

@@ -144,7 +144,8 @@ extension ActiveReplicatorSession {
             case .alreadyKnown:
                 await replicator.recordCompleted(1)
             case .conflict(let current):
-                conflicts.append((proposal, current))
+                // A CBMobile_3 upstream names its current revision by rev-tree ID; anything else names none.
+                conflicts.append((proposal, current?.revisionID))
             case .failed(let code):
                 await recordPushFailure(proposal.change, reason: "proposeChanges status \(code)")
             }
@@ -198,7 +199,7 @@ extension ActiveReplicatorSession {
             return nil
         }
         let request = RevRequest(
-            docID: change.docID, revisionID: change.revID, history: RevisionHistory(revision.history),
+            docID: change.docID, revision: .tree(change.revID), history: RevisionHistory(revision.history),
             sequence: .number(JSONNumber(change.sequence)), deleted: revision.deleted, noConflicts: true,
             collection: collectionIndex, body: Array(revision.body))
         return (change, .request(request))

@@ -24,7 +24,10 @@ extension PassiveReplicationSession {
     func subChanges(_ request: BLIPMessage) async throws -> BLIPMessage {
         let decoded = try request.decode(SubChangesRequest.self)
         let keyspace = try keyspace(for: decoded.collection)
-        if let versioning = decoded.versioning, versioning != .revisionTrees {
+        // The subprotocol fixes how revisions are named; a pull asking for the other kind is refused as LiteCore
+        // refuses it (WIRE-NOTES §3). No `versioning` at all means the connection's own.
+        let versioning: SubChangesRequest.Versioning = usesVersionVectors ? .versionVectors : .revisionTrees
+        if let asked = decoded.versioning, asked != versioning {
             throw ErrorReply.liteCore(501, "Incompatible document versioning.").blipError
         }
         if decoded.filter != nil {
@@ -122,9 +125,11 @@ extension PassiveReplicationSession {
         _ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState, limits: PullFeedLimits
     ) async throws {
         let rows = batch.map { change in
+            // A CBMobile_4 tombstone row has no body size (WIRE-NOTES §6).
             ChangeRow(
-                sequence: .integer(Int(change.sequence)), docID: change.docID, revisionID: change.revID,
-                flags: change.deleted ? .deleted : [], bodySize: change.bodySize)
+                sequence: .integer(Int(change.sequence)), docID: change.docID, revision: wireRevision(of: change),
+                flags: change.deleted ? .deleted : [],
+                bodySize: usesVersionVectors && change.deleted ? nil : change.bodySize)
         }
         let collection = subscription.keyspace.collection
         let readAhead = await readAhead(batch, in: collection, receiver: receiver, limits: limits)
@@ -148,9 +153,11 @@ extension PassiveReplicationSession {
         let readAheadIsCurrent = prefetched.map { !database.hasCommitted(after: $0.generation) } ?? false
         let reply = try replyMessage.decode(ChangesReply.self)
         let capabilities = await receiver.update(with: reply.capabilities)
+        // The rev-tree revisions the puller has; a CBMobile_4 puller lists its versions instead, which a vector
+        // sent whole does not need.
         let requested = batch.enumerated().compactMap { index, change -> (Change, [RevisionID], Int)? in
             guard case .send(let known) = reply.entry(at: index) else { return nil }
-            return (change, known, index)
+            return (change, known.compactMap(\.revisionID), index)
         }
         try await RevisionWindow.send(
             requested, bodySize: \.0.bodySize, over: connection,
@@ -226,6 +233,13 @@ extension PassiveReplicationSession {
 }
 
 extension PassiveReplicationSession {
+    /// How `change` is named to this puller: by its current version on CBMobile_4, unless it is a revision
+    /// written before its document had a vector (LiteCore 4 and Sync Gateway 4 send those by rev-tree ID).
+    nonisolated func wireRevision(of change: Change) -> WireRevision {
+        guard usesVersionVectors, let version = change.version else { return .tree(change.revID) }
+        return WireRevision(version)
+    }
+
     /// For each requested change, the revision to send a delta against: the nearest ancestor the puller said
     /// it has (its `changes` reply lists them, nearest first), read with its body in one snapshot for the
     /// whole window; `nil` where there is none with a body, or where no delta may be sent.
@@ -233,7 +247,9 @@ extension PassiveReplicationSession {
         for window: [(Change, [RevisionID])], capabilities: ReceiverCapabilities,
         in collection: CollectionName
     ) async throws -> [OutgoingRevision?] {
-        guard configuration.deltaSync, capabilities.deltas else { return window.map { _ in nil } }
+        // A CBMobile_4 puller names its delta base by version; bases are found by rev-tree ID only, so it gets
+        // whole bodies.
+        guard configuration.deltaSync, capabilities.deltas, !usesVersionVectors else { return window.map { _ in nil } }
         var requests: [OutgoingRevisionRequest] = []
         var rows: [Int] = []
         for (row, (change, known)) in window.enumerated() {

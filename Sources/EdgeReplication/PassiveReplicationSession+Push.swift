@@ -2,6 +2,7 @@ import BLIPCodec
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 
 // The client pushes: it proposes revisions, then sends them with `rev` (spec §3.6, §3.7).
 extension PassiveReplicationSession {
@@ -13,26 +14,68 @@ extension PassiveReplicationSession {
             return request.reply()
         }
         counters.countProposed(revisions: decoded.rows.count)
-        let proposals = decoded.rows.map { row in
-            EdgeStore.ProposedChange(docID: row.docID, revID: row.revisionID, parentRevID: row.remoteRevisionID)
-        }
-        let verdicts = try await storeCall {
-            try await database.checkProposedChanges(proposals, in: keyspace.collection)
-        }
-        let statuses = verdicts.map { verdict -> ProposeChangesReply.Status in
-            switch verdict {
-            case .accept:
-                .accepted
-            case .alreadyHave:
-                .alreadyKnown
-            case .conflict(let current):
-                .conflict(currentRevision: decoded.conflictIncludesRev ? current : nil)
-            case .invalid:
-                .failed(verdict.statusCode)
+        let statuses = try await proposalStatuses(decoded.rows, in: keyspace.collection)
+            .map { status -> ProposeChangesReply.Status in
+                guard case .conflict = status, !decoded.conflictIncludesRev else { return status }
+                return .conflict(currentRevision: nil)
             }
-        }
         return request.reply(
             with: ProposeChangesReply(statuses: statuses, capabilities: receiverCapabilities(for: keyspace)))
+    }
+
+    /// The verdict on each proposed row: rows naming a rev-tree revision (every CBMobile_3 row, and a CBMobile_4
+    /// row for a revision written before its document had a vector) by the rev tree, version vectors by
+    /// comparing vectors (spec §3.6, §4.6).
+    private nonisolated func proposalStatuses(
+        _ rows: [ReplicationProtocol.ProposedChange], in collection: CollectionName
+    ) async throws -> [ProposeChangesReply.Status] {
+        var treeRows: [Int] = []
+        var treeProposals: [EdgeStore.ProposedChange] = []
+        var vectorRows: [Int] = []
+        var vectorProposals: [ProposedVersion] = []
+        for (index, row) in rows.enumerated() {
+            switch row.revision {
+            case .tree(let revisionID):
+                treeRows.append(index)
+                treeProposals.append(
+                    EdgeStore.ProposedChange(
+                        docID: row.docID, revID: revisionID, parentRevID: row.remoteRevision?.revisionID))
+            case .vector(let vector):
+                vectorRows.append(index)
+                vectorProposals.append(ProposedVersion(docID: row.docID, vector: vector))
+            }
+        }
+        var statuses = [ProposeChangesReply.Status](repeating: .accepted, count: rows.count)
+        if !treeProposals.isEmpty {
+            let verdicts = try await storeCall {
+                try await database.checkProposedChanges(treeProposals, in: collection)
+            }
+            for (index, verdict) in zip(treeRows, verdicts) {
+                statuses[index] =
+                    switch verdict {
+                    case .accept: .accepted
+                    case .alreadyHave: .alreadyKnown
+                    case .conflict(let current): .conflict(currentRevision: .tree(current))
+                    case .invalid: .failed(verdict.statusCode)
+                    }
+            }
+        }
+        if !vectorProposals.isEmpty {
+            let verdicts = try await storeCall {
+                try await database.checkProposedVersions(vectorProposals, in: collection)
+            }
+            for (index, verdict) in zip(vectorRows, verdicts) {
+                statuses[index] =
+                    switch verdict {
+                    case .accept: .accepted
+                    case .alreadyHave: .alreadyKnown
+                    // The store writes its current version (or legacy revision ID) as the wire does.
+                    case .conflict(let current): .conflict(currentRevision: try? WireRevision(received: current))
+                    case .invalid(let error): .failed(error.errorReply.code)
+                    }
+            }
+        }
+        return statuses
     }
 
     /// `changes` from an active pusher (rare with rev-trees, spec §3.5): per row, the revisions this
@@ -48,7 +91,9 @@ extension PassiveReplicationSession {
         var queries: [RevisionQuery] = []
         var queryRows: [Int] = []
         for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
-            queries.append(RevisionQuery(docID: row.docID, revIDs: [row.revisionID]))
+            // Couchbase Lite pushes with `proposeChanges`; only a rev-tree peer offers revisions this way.
+            queries.append(
+                RevisionQuery(docID: row.docID, revIDs: [try row.revision.requiringRevisionID(in: "a changes row")]))
             queryRows.append(index)
         }
         let diffs = try await storeCall {
@@ -58,7 +103,7 @@ extension PassiveReplicationSession {
         for (row, diff) in zip(queryRows, diffs) {
             switch diff {
             case .success(let diff) where !diff.missing.isEmpty:
-                entries[row] = .send(knownAncestors: diff.possibleAncestors)
+                entries[row] = .send(knownAncestors: diff.possibleAncestors.map(WireRevision.tree))
             case .success:
                 entries[row] = .skip
             case .failure(let error):

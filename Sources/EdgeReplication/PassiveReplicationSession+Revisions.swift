@@ -12,6 +12,8 @@ extension PassiveReplicationSession {
         var change: Change
         var request: RevRequest
         var storedBody: Data
+        /// The generation of its rev-tree ID, which `_attachments` stand-ins carry.
+        var generation: UInt32
     }
 
     /// The `rev` for `revision`, as read for `change` (or the document's current revision in its place,
@@ -30,19 +32,29 @@ extension PassiveReplicationSession {
         }
         var body = try Self.outgoingBody(
             revision.body, generation: revision.revID.generation, capabilities: capabilities)
-        var deltaSource: RevisionID?
+        var deltaSource: WireRevision?
         if configuration.deltaSync, capabilities.deltas, let deltaBase,
             let delta = try delta(to: body, from: deltaBase, capabilities: capabilities)
         {
             body = delta
-            deltaSource = deltaBase.revID
+            deltaSource = .tree(deltaBase.revID)
+        }
+        // On CBMobile_4 a revision with a vector goes as its whole vector, which holds its history.
+        let sentRevision: WireRevision
+        let history: RevisionHistory
+        if usesVersionVectors, let vector = revision.vector {
+            (sentRevision, history) = (.vector(vector), RevisionHistory())
+        } else {
+            (sentRevision, history) = (.tree(revision.revID), RevisionHistory(revision.history))
         }
         let request = RevRequest(
-            docID: change.docID, revisionID: revision.revID, history: RevisionHistory(revision.history),
+            docID: change.docID, revision: sentRevision, history: history,
             sequence: sequence, deleted: revision.deleted, deltaSource: deltaSource,
-            replacedRevision: revision.revID == change.revID ? nil : change.revID,
+            replacedRevision: revision.revID == change.revID ? nil : wireRevision(of: change),
             collection: keyspace.index, body: body)
-        return (SentRevision(change: change, request: request, storedBody: revision.body), .request(request))
+        let sent = SentRevision(
+            change: change, request: request, storedBody: revision.body, generation: revision.revID.generation)
+        return (sent, .request(request))
     }
 
     /// Handles the puller's answer to one `rev`: a refused delta is sent again as the whole body; any
@@ -59,7 +71,7 @@ extension PassiveReplicationSession {
             var request = sent.request
             request.deltaSource = nil
             request.body = try Self.outgoingBody(
-                sent.storedBody, generation: request.revisionID.generation, capabilities: capabilities)
+                sent.storedBody, generation: sent.generation, capabilities: capabilities)
             do {
                 _ = try await connection.sendRequest(.request(request))
                 counters.countPulled(bytes: sent.storedBody.count)
@@ -74,7 +86,7 @@ extension PassiveReplicationSession {
 
     private nonisolated func sendNoRevision(_ change: Change, sequence: JSONValue, keyspace: Keyspace) async throws {
         let norev = NoRevRequest(
-            docID: change.docID, revisionID: change.revID, sequence: sequence, error: 404,
+            docID: change.docID, revision: wireRevision(of: change), sequence: sequence, error: 404,
             reason: "revision is no longer available", collection: keyspace.index)
         try await connection.sendNoReply(.request(norev, isNoReply: true))
     }

@@ -61,6 +61,8 @@ package actor PassiveReplicationSession {
     let logger: Logger
     /// What this connection has moved so far, for status reports.
     package let counters: ReplicationCounters
+    /// Whether the connection speaks CBMobile_4, naming revisions by version vector; the subprotocol decides.
+    let usesVersionVectors: Bool
     var mode = Mode.undecided
     var keyspaceStates: [Int: KeyspaceState] = [:]
     /// The receivers of pushed revisions, one per keyspace they were addressed to (each with the inserter that
@@ -79,6 +81,7 @@ package actor PassiveReplicationSession {
         self.connection = connection
         self.database = database
         self.configuration = configuration
+        usesVersionVectors = ReplicationSubprotocol(rawValue: connection.subprotocol).usesVersionVectors
         self.counters = counters
         var logger = logger
         logger[metadataKey: "db"] = .string(database.name)
@@ -187,6 +190,8 @@ package actor PassiveReplicationSession {
 
     /// What this side announces as a receiver of revisions (spec §3.5, §3.6).
     func receiverCapabilities(for keyspace: Keyspace) -> ReceiverCapabilities {
-        .liteCore(includingDeltas: takeFirstReply(for: keyspace) && configuration.deltaSync)
+        .liteCore(
+            includingDeltas: takeFirstReply(for: keyspace) && configuration.deltaSync,
+            versionVectors: usesVersionVectors)
     }
 }

@@ -1,6 +1,7 @@
 import EdgeStore
 import Foundation
 import ReplicationProtocol
+import SyncIdentifiers
 import SyncJSON
 
 extension RevRequest {
@@ -35,9 +36,9 @@ extension RevRequest {
         return StoredBody(data: stored.jsonData, blobs: try BlobReference.references(in: stored))
     }
 
-    /// This revision as the store inserts it, with its stored body. Both receivers of `rev`s, the listener and
-    /// the puller, call this (through `RevisionReceiver`).
-    func existingRevision(_ stored: StoredBody, noConflicts: Bool) -> ExistingRevision {
+    /// This rev-tree revision (`revisionID`, this request's) as the store inserts it, with its stored body. Both
+    /// receivers of `rev`s, the listener and the puller, call this (through `RevisionReceiver`).
+    func existingRevision(_ stored: StoredBody, revisionID: RevisionID, noConflicts: Bool) -> ExistingRevision {
         ExistingRevision(
             docID: docID, revID: revisionID, history: history.ancestors, deleted: deleted, body: stored.data,
             noConflicts: noConflicts, bodyScan: stored.scan)

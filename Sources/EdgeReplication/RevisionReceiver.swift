@@ -6,6 +6,7 @@ import Logging
 import ReplicationProtocol
 import SyncIdentifiers
 import SyncJSON
+import VersionVectors
 
 /// The one path from a received `rev` to its stored row, for both receivers: the listener storing what a
 /// client pushes and the active replicator storing what it pulls (spec §3.7, §3.9, §6). It expands a delta,
@@ -56,8 +57,22 @@ struct RevisionReceiver: Sendable {
             throw error.reply.blipError
         }
         let fetchedBlobBytes = try await fetchMissingBlobs(stored.blobs, docID: request.docID)
-        let revision = request.existingRevision(stored, noConflicts: noConflicts)
-        let outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
+        let outcome: ExistingRevisionResult
+        switch request.revision {
+        case .tree(let revisionID):
+            let revision = request.existingRevision(stored, revisionID: revisionID, noConflicts: noConflicts)
+            outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
+        case .vector(let vector):
+            // Decided by vector comparison in the store's own transaction; a concurrent version is a conflict, as
+            // the pusher resolves conflicts before it pushes.
+            let revision = VersionedRevision(
+                docID: request.docID, vector: vector, deleted: request.deleted, body: stored.data,
+                bodyScan: stored.scan)
+            let results = try await storeCall(countingFailuresIn: counters) {
+                try await database.insertVersionedRevisions([revision], in: collection)
+            }
+            outcome = results[0]
+        }
         return Received(outcome: outcome, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
     }
 
@@ -66,8 +81,7 @@ struct RevisionReceiver: Sendable {
     /// sender to send the full body instead.
     private func expandingDelta(of request: RevRequest) async throws -> RevRequest {
         guard let deltaSource = request.deltaSource else { return request }
-        let base = try? await database.revision(request.docID, revID: deltaSource, in: collection)
-        guard let baseBody = base?.body, base?.deleted == false else {
+        guard let baseBody = await deltaBase(deltaSource, of: request.docID) else {
             throw ErrorReply.http(422, "the delta base \(deltaSource) of \(request.docID) is not available").blipError
         }
         var expanded = request
@@ -78,6 +92,22 @@ struct RevisionReceiver: Sendable {
         }
         expanded.deltaSource = nil
         return expanded
+    }
+
+    /// The body of a live delta base: a rev-tree revision by its ID; a version when it is the document's current
+    /// one, which is the base a CBMobile_4 pusher uses (the version it proposed its change over).
+    private func deltaBase(_ source: WireRevision, of docID: String) async -> Data? {
+        switch source {
+        case .tree(let revisionID):
+            guard let base = try? await database.revision(docID, revID: revisionID, in: collection), !base.deleted
+            else { return nil }
+            return base.body
+        case .vector(let vector):
+            guard let document = try? await database.document(docID, in: collection), !document.deleted,
+                document.vector?.current == vector.current
+            else { return nil }
+            return document.body
+        }
     }
 
     /// Fetches from the sender, with `getAttachment`, every blob of `references` that the store lacks (spec

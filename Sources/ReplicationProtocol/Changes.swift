@@ -19,24 +19,31 @@ package struct ChangeFlags: OptionSet, Sendable, Hashable {
     }
 }
 
-/// One `changes` row: `[sequence, docID, revID, flags?, bodySize?]`.
+/// One `changes` row: `[sequence, docID, revision, flags?, bodySize?]`. CBMobile_3 names the revision by rev-tree
+/// ID; CBMobile_4 by its current version alone, and leaves the body size out for a tombstone.
 package struct ChangeRow: Sendable, Hashable {
     /// The sender's sequence, opaque JSON (an integer from LiteCore, possibly a string from SG).
     package var sequence: JSONValue
     package var docID: String
-    package var revisionID: RevisionID
+    package var revision: WireRevision
     package var flags: ChangeFlags
     /// Approximate body size, for progress only.
     package var bodySize: Int?
 
     package init(
-        sequence: JSONValue, docID: String, revisionID: RevisionID, flags: ChangeFlags = [], bodySize: Int? = nil
+        sequence: JSONValue, docID: String, revision: WireRevision, flags: ChangeFlags = [], bodySize: Int? = nil
     ) {
         self.sequence = sequence
         self.docID = docID
-        self.revisionID = revisionID
+        self.revision = revision
         self.flags = flags
         self.bodySize = bodySize
+    }
+
+    package init(
+        sequence: JSONValue, docID: String, revisionID: RevisionID, flags: ChangeFlags = [], bodySize: Int? = nil
+    ) {
+        self.init(sequence: sequence, docID: docID, revision: .tree(revisionID), flags: flags, bodySize: bodySize)
     }
 
     init(_ value: JSONValue, index: Int) throws(ProtocolError) {
@@ -59,7 +66,7 @@ package struct ChangeRow: Sendable, Hashable {
         guard let revText = items[2].stringValue else {
             throw .invalidRow(context: context, index: index, reason: "the revID is not a string")
         }
-        revisionID = try RevisionID(received: revText)
+        revision = try WireRevision(received: revText)
         flags = []
         if items.count >= 4 {
             switch items[3] {
@@ -85,7 +92,7 @@ package struct ChangeRow: Sendable, Hashable {
 
     /// As LiteCore writes it: the flags as an integer, present whenever a body size follows.
     var json: JSONValue {
-        var items: [JSONValue] = [sequence, .string(docID), .string(revisionID.description)]
+        var items: [JSONValue] = [sequence, .string(docID), .string(revision.description)]
         if bodySize != nil || !flags.isEmpty {
             items.append(.integer(flags.rawValue))
         }
@@ -131,8 +138,9 @@ package struct ChangesRequest: ReplicationRequest, Hashable {
 package struct ChangesReply: ReplicationMessage, Hashable {
     package enum Entry: Sendable, Hashable {
         /// "Send it"; the revisions the receiver has that may be ancestors, current first. The
-        /// first one is what the sender may use as `deltaSrc`. Empty = "I have nothing".
-        case send(knownAncestors: [RevisionID])
+        /// first one is what the sender may use as `deltaSrc`. Empty = "I have nothing". A CBMobile_4
+        /// receiver lists every version of its vector, each on its own.
+        case send(knownAncestors: [WireRevision])
         /// `0` or `null`: "don't send".
         case skip
         /// A non-zero status such as 409 (conflict).
@@ -166,12 +174,12 @@ package struct ChangesReply: ReplicationMessage, Hashable {
                 }
                 entries.append(status == 0 ? .skip : .status(status))
             case .array(let revisions):
-                var known: [RevisionID] = []
+                var known: [WireRevision] = []
                 for revision in revisions {
                     guard let text = revision.stringValue else {
                         throw .invalidRow(context: context, index: index, reason: "known revisions must be strings")
                     }
-                    known.append(try RevisionID(received: text))
+                    known.append(try WireRevision(received: text))
                 }
                 entries.append(.send(knownAncestors: known))
             default:

@@ -7,7 +7,7 @@ package struct NoRevRequest: ReplicationRequest, Hashable {
     package static let profile = Profile.norev
 
     package var docID: String
-    package var revisionID: RevisionID
+    package var revision: WireRevision
     package var sequence: JSONValue?
     /// A numeric status: 404, 410 (obsolete), 500 …
     package var error: Int?
@@ -16,14 +16,14 @@ package struct NoRevRequest: ReplicationRequest, Hashable {
 
     package init(
         docID: String,
-        revisionID: RevisionID,
+        revision: WireRevision,
         sequence: JSONValue?,
         error: Int? = nil,
         reason: String? = nil,
         collection: Int? = nil
     ) {
         self.docID = docID
-        self.revisionID = revisionID
+        self.revision = revision
         self.sequence = sequence
         self.error = error
         self.reason = reason
@@ -34,7 +34,7 @@ package struct NoRevRequest: ReplicationRequest, Hashable {
     package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         docID = try properties.required("id", in: Self.profile)
-        revisionID = try RevisionID(received: try properties.required("rev", in: Self.profile))
+        revision = try WireRevision(received: try properties.required("rev", in: Self.profile))
         if let sequence = try properties.json("sequence", in: Self.profile) {
             self.sequence = sequence
         } else {
@@ -53,7 +53,7 @@ package struct NoRevRequest: ReplicationRequest, Hashable {
     package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var properties = Self.startProperties(collection: collection)
         properties.append("id", docID)
-        properties.append("rev", revisionID.description)
+        properties.append("rev", revision.description)
         properties.append("sequence", sequence?.jsonString)
         properties.append("error", error.map(String.init))
         properties.append("reason", reason)

@@ -1,21 +1,31 @@
 import SyncIdentifiers
 import SyncJSON
 
-/// One `proposeChanges` row: `[docID, revID, remoteRevID?, bodySize?]` (spec §3.6).
+/// One `proposeChanges` row: `[docID, revision, remoteRevision?, bodySize?]` (spec §3.6). CBMobile_3 names the
+/// revisions by rev-tree ID. CBMobile_4 sends the document's whole vector and the receiver's version it last saw,
+/// and leaves the body size out for a tombstone.
 package struct ProposedChange: Sendable, Hashable {
     package var docID: String
-    package var revisionID: RevisionID
+    package var revision: WireRevision
     /// The revision the sender believes is current on the receiver; `nil` when unknown (`""` on the wire).
-    package var remoteRevisionID: RevisionID?
+    package var remoteRevision: WireRevision?
     package var bodySize: Int?
+
+    package init(
+        docID: String, revision: WireRevision, remoteRevision: WireRevision? = nil, bodySize: Int? = nil
+    ) {
+        self.docID = docID
+        self.revision = revision
+        self.remoteRevision = remoteRevision
+        self.bodySize = bodySize
+    }
 
     package init(
         docID: String, revisionID: RevisionID, remoteRevisionID: RevisionID? = nil, bodySize: Int? = nil
     ) {
-        self.docID = docID
-        self.revisionID = revisionID
-        self.remoteRevisionID = remoteRevisionID
-        self.bodySize = bodySize
+        self.init(
+            docID: docID, revision: .tree(revisionID), remoteRevision: remoteRevisionID.map(WireRevision.tree),
+            bodySize: bodySize)
     }
 
     init(_ value: JSONValue, index: Int) throws(ProtocolError) {
@@ -34,11 +44,11 @@ package struct ProposedChange: Sendable, Hashable {
         guard let revText = items[1].stringValue else {
             throw .invalidRow(context: context, index: index, reason: "the revID is not a string")
         }
-        revisionID = try RevisionID(received: revText)
+        revision = try WireRevision(received: revText)
         if items.count >= 3 {
             switch items[2] {
-            case .null: remoteRevisionID = nil
-            case .string(let text): remoteRevisionID = text.isEmpty ? nil : try RevisionID(received: text)
+            case .null: remoteRevision = nil
+            case .string(let text): remoteRevision = text.isEmpty ? nil : try WireRevision(received: text)
             default: throw .invalidRow(context: context, index: index, reason: "the remote revID is not a string")
             }
         }
@@ -52,9 +62,9 @@ package struct ProposedChange: Sendable, Hashable {
 
     /// As LiteCore writes it: four items, `""` for an unknown remote revision (SG requires a string).
     var json: JSONValue {
-        var items: [JSONValue] = [.string(docID), .string(revisionID.description)]
-        if remoteRevisionID != nil || bodySize != nil {
-            items.append(.string(remoteRevisionID?.description ?? ""))
+        var items: [JSONValue] = [.string(docID), .string(revision.description)]
+        if remoteRevision != nil || bodySize != nil {
+            items.append(.string(remoteRevision?.description ?? ""))
         }
         if let bodySize {
             items.append(.integer(bodySize))
@@ -106,8 +116,9 @@ package struct ProposeChangesReply: ReplicationMessage, Hashable {
         case accepted
         /// `304`: the receiver already has it.
         case alreadyKnown
-        /// `409`: conflict, with the receiver's current revision when `conflictIncludesRev` was asked for.
-        case conflict(currentRevision: RevisionID?)
+        /// `409`: conflict, with the receiver's current revision (a version for CBMobile_4) when
+        /// `conflictIncludesRev` was asked for.
+        case conflict(currentRevision: WireRevision?)
         /// Any other status, e.g. 500.
         case failed(Int)
 
@@ -120,7 +131,7 @@ package struct ProposeChangesReply: ReplicationMessage, Hashable {
             }
         }
 
-        init(code: Int, revision: RevisionID? = nil) {
+        init(code: Int, revision: WireRevision? = nil) {
             switch code {
             case 0: self = .accepted
             case 304: self = .alreadyKnown
@@ -160,12 +171,12 @@ package struct ProposeChangesReply: ReplicationMessage, Hashable {
                 guard let code = object["status"]?.intValue else {
                     throw .invalidRow(context: context, index: index, reason: "the object has no integer 'status'")
                 }
-                var revision: RevisionID?
+                var revision: WireRevision?
                 if let value = object["rev"] {
                     guard let text = value.stringValue else {
                         throw .invalidRow(context: context, index: index, reason: "'rev' is not a string")
                     }
-                    revision = try RevisionID(received: text)
+                    revision = try WireRevision(received: text)
                 }
                 statuses.append(Status(code: code, revision: revision))
             default:

@@ -17,6 +17,8 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidRow(context: String, index: Int, reason: String)
     /// A rev-tree revision ID is malformed (spec §4.1).
     case invalidRevisionID(String, reason: String)
+    /// A CBMobile_4 version or version vector is malformed (spec §4.6), or appears where a rev-tree ID must.
+    case invalidVersion(String, reason: String)
     /// A `history` list breaks the descending-generation rule (spec §4.2).
     case invalidHistory(String, reason: String)
     /// A document body uses a reserved top-level property (spec §3.7).
@@ -34,7 +36,7 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
     package var reply: ErrorReply {
         switch self {
         case .missingProperty, .invalidProperty, .invalidJSON, .invalidBody, .invalidRow, .invalidRevisionID,
-            .invalidHistory, .invalidCollectionName, .invalidDigest:
+            .invalidVersion, .invalidHistory, .invalidCollectionName, .invalidDigest:
             .http(400, description)
         case .wrongProfile:
             .blip(400, description)
@@ -69,6 +71,8 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(context) row \(index) is malformed: \(reason)"
         case .invalidRevisionID(let revID, let reason):
             "invalid revision ID \"\(revID)\": \(reason)"
+        case .invalidVersion(let version, let reason):
+            "invalid version \"\(version)\": \(reason)"
         case .invalidHistory(let history, let reason):
             "invalid revision history \"\(history)\": \(reason)"
         case .reservedBodyProperty(let key):

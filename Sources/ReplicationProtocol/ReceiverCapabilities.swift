@@ -7,23 +7,31 @@ package struct ReceiverCapabilities: Sendable, Hashable {
     package var blobs: Bool
     /// "You may send me deltas" (spec §6).
     package var deltas: Bool
+    /// "Send the current revision in place of a requested one that is gone" (`sendReplacementRevs`), which
+    /// LiteCore 4 puts in every reply of a version-vector database.
+    package var takesReplacements: Bool
 
-    package init(maxHistory: Int? = nil, blobs: Bool = false, deltas: Bool = false) {
+    package init(maxHistory: Int? = nil, blobs: Bool = false, deltas: Bool = false, takesReplacements: Bool = false) {
         self.maxHistory = maxHistory
         self.blobs = blobs
         self.deltas = deltas
+        self.takesReplacements = takesReplacements
     }
 
-    /// What LiteCore announces: `maxHistory: 50`, `blobs: true`, and `deltas: true` only on its
-    /// first reply per collection.
-    package static func liteCore(includingDeltas deltas: Bool) -> ReceiverCapabilities {
-        ReceiverCapabilities(maxHistory: RevisionHistory.defaultMaximumLength, blobs: true, deltas: deltas)
+    /// What LiteCore announces: `blobs: true`, and `deltas: true` only on its first reply per collection; with rev
+    /// trees `maxHistory: 50` before them, with version vectors (which have no history to cap)
+    /// `sendReplacementRevs: 1` after them (the 4.0.3 fixtures, WIRE-NOTES §5).
+    package static func liteCore(includingDeltas deltas: Bool, versionVectors: Bool = false) -> ReceiverCapabilities {
+        versionVectors
+            ? ReceiverCapabilities(blobs: true, deltas: deltas, takesReplacements: true)
+            : ReceiverCapabilities(maxHistory: RevisionHistory.defaultMaximumLength, blobs: true, deltas: deltas)
     }
 
     init(properties: MessageProperties) throws(ProtocolError) {
         maxHistory = try properties.nonNegativeInteger("maxHistory", in: nil)
         blobs = properties.flag("blobs")
         deltas = properties.flag("deltas")
+        takesReplacements = properties.flag("sendReplacementRevs")
     }
 
     var properties: MessageProperties {
@@ -31,6 +39,7 @@ package struct ReceiverCapabilities: Sendable, Hashable {
         properties.append("maxHistory", maxHistory.map(String.init))
         properties.append("blobs", blobs, style: .literal)
         properties.append("deltas", deltas, style: .literal)
+        properties.append("sendReplacementRevs", takesReplacements, style: .integer)
         return properties
     }
 

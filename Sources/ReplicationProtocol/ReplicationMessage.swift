@@ -77,8 +77,8 @@ enum DocumentID {
 
 extension MessageProperties {
     /// A rev-tree revision ID property, or `nil` when absent.
-    func revisionID(_ key: String) throws(ProtocolError) -> RevisionID? {
+    func revision(_ key: String) throws(ProtocolError) -> WireRevision? {
         guard let text = self[key] else { return nil }
-        return try RevisionID(received: text)
+        return try WireRevision(received: text)
     }
 }

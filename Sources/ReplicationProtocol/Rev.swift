@@ -1,5 +1,6 @@
 import SyncIdentifiers
 import SyncJSON
+import VersionVectors
 
 /// `rev` (spec §3.7): one revision, sent by the pusher after a positive `changes` or
 /// `proposeChanges` reply. The reply is empty once the revision is durably stored.
@@ -7,8 +8,10 @@ package struct RevRequest: ReplicationRequest, Hashable {
     package static let profile = Profile.rev
 
     package var docID: String
-    package var revisionID: RevisionID
-    /// Ancestors newest first, truncated at what the receiver has (spec §4.2).
+    /// A rev-tree ID with its ancestors in `history`, or a whole vector: on the wire its current version goes in
+    /// `rev` and the rest (`mv…; pv…`, or `pv…`) in `history`, which is left out for a vector of one version.
+    package var revision: WireRevision
+    /// Rev-tree ancestors newest first, truncated at what the receiver has (spec §4.2); empty for a vector.
     package var history: RevisionHistory
     /// The sender's sequence for this change, opaque JSON; an active LiteCore puller requires it.
     package var sequence: JSONValue?
@@ -16,9 +19,9 @@ package struct RevRequest: ReplicationRequest, Hashable {
     /// The receiver must refuse the revision if it would create a branch.
     package var noConflicts: Bool
     /// The base revision when `body` is a JSON delta (spec §6).
-    package var deltaSource: RevisionID?
+    package var deltaSource: WireRevision?
     /// The originally requested revision when the sender substituted a newer one (3.2+).
-    package var replacedRevision: RevisionID?
+    package var replacedRevision: WireRevision?
     /// Legacy: the sender failed to produce the revision; the receiver records it as failed.
     package var errorCode: Int?
     package var collection: Int?
@@ -27,19 +30,19 @@ package struct RevRequest: ReplicationRequest, Hashable {
 
     package init(
         docID: String,
-        revisionID: RevisionID,
+        revision: WireRevision,
         history: RevisionHistory = RevisionHistory(),
         sequence: JSONValue? = nil,
         deleted: Bool = false,
         noConflicts: Bool = false,
-        deltaSource: RevisionID? = nil,
-        replacedRevision: RevisionID? = nil,
+        deltaSource: WireRevision? = nil,
+        replacedRevision: WireRevision? = nil,
         errorCode: Int? = nil,
         collection: Int? = nil,
         body: [UInt8]
     ) {
         self.docID = docID
-        self.revisionID = revisionID
+        self.revision = revision
         self.history = history
         self.sequence = sequence
         self.deleted = deleted
@@ -51,20 +54,31 @@ package struct RevRequest: ReplicationRequest, Hashable {
         self.body = body
     }
 
-    /// Validates the properties, including that `history` descends from `rev` one generation at a
+    /// Validates the properties, including that a rev-tree `history` descends from `rev` one generation at a
     /// time. The body is kept as bytes; see `bodyObject()`.
     package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
         try properties.expectProfile(Self.profile)
         docID = try properties.required("id", in: Self.profile)
         try DocumentID.validate(docID, key: "id", profile: Self.profile)
-        revisionID = try RevisionID(received: try properties.required("rev", in: Self.profile))
-        history = try RevisionHistory(parsing: properties["history"])
-        try history.validate(below: revisionID)
+        let revisionText = try properties.required("rev", in: Self.profile)
+        if revisionText.contains("@") {
+            do throws(InvalidVersion) {
+                revision = .vector(try HybridLogicalVector(revision: revisionText, history: properties["history"]))
+            } catch {
+                throw .invalidVersion(error.text, reason: error.reason.description)
+            }
+            history = RevisionHistory()
+        } else {
+            let revisionID = try RevisionID(received: revisionText)
+            revision = .tree(revisionID)
+            history = try RevisionHistory(parsing: properties["history"])
+            try history.validate(below: revisionID)
+        }
         sequence = try properties.json("sequence", in: Self.profile)
         deleted = properties.flag("deleted")
         noConflicts = properties.flag("noconflicts")
-        deltaSource = try properties.revisionID("deltaSrc")
-        replacedRevision = try properties.revisionID("replacedRev")
+        deltaSource = try properties.revision("deltaSrc")
+        replacedRevision = try properties.revision("replacedRev")
         if let error = properties["error"] {
             guard let code = Int(error) else {
                 throw .invalidProperty("error", value: error, profile: Self.profile, expected: "a numeric status")
@@ -80,11 +94,17 @@ package struct RevRequest: ReplicationRequest, Hashable {
     package func encode() -> (properties: MessageProperties, body: [UInt8]) {
         var properties = Self.startProperties(collection: collection)
         properties.append("id", docID)
-        properties.append("rev", revisionID.description)
+        switch revision {
+        case .tree(let revisionID): properties.append("rev", revisionID.description)
+        case .vector(let vector): properties.append("rev", vector.current.description)
+        }
         properties.append("sequence", sequence?.jsonString)
         properties.append("noconflicts", noConflicts, style: .integer)
         properties.append("deleted", deleted, style: .integer)
-        properties.append("history", history.isEmpty ? nil : history.description)
+        switch revision {
+        case .tree: properties.append("history", history.isEmpty ? nil : history.description)
+        case .vector(let vector): properties.append("history", vector.history)
+        }
         properties.append("deltaSrc", deltaSource?.description)
         properties.append("replacedRev", replacedRevision?.description)
         properties.append("error", errorCode.map(String.init))

@@ -8,12 +8,20 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
         self.rawValue = rawValue
     }
 
+    /// Version vectors (Couchbase Lite 4, Sync Gateway 4).
+    public static let cbMobile4 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_4")
     public static let cbMobile3 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_3")
     package static let cbMobile2 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_2")
 
-    /// What this implementation speaks, most preferred first. CBMobile_4 (version vectors) is not
-    /// implemented.
+    /// What the active replicator speaks, most preferred first: rev trees only, so far.
     package static let supported: [ReplicationSubprotocol] = [.cbMobile3, .cbMobile2]
+
+    /// What the listener serves, most preferred first: a Couchbase Lite 4 client that pushes offers CBMobile_4
+    /// alone, a 3.x client CBMobile_3 and 2, and each gets its own.
+    package static let served: [ReplicationSubprotocol] = [.cbMobile4, .cbMobile3, .cbMobile2]
+
+    /// Whether revisions travel as version vectors (CBMobile_4 and later) rather than rev-tree IDs.
+    package var usesVersionVectors: Bool { (replicationVersion ?? 0) >= 4 }
 
     /// The header value an active peer sends; what CBL 3.0–3.2 offer.
     package static let clientOffer = offer(supported)

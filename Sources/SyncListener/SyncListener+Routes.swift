@@ -66,8 +66,12 @@ extension SyncListener {
             throw Refusal(status: .badRequest, message: "a WebSocket upgrade is required")
         }
         let offered = headers[values: .secWebSocketProtocol]
-        guard let subprotocol = ReplicationSubprotocol.select(offered: offered) else {
-            throw Refusal(status: .forbidden, message: ReplicationSubprotocol.mismatchMessage())
+        guard
+            let subprotocol = ReplicationSubprotocol.select(offered: offered, supported: ReplicationSubprotocol.served)
+        else {
+            throw Refusal(
+                status: .forbidden,
+                message: ReplicationSubprotocol.mismatchMessage(supported: ReplicationSubprotocol.served))
         }
         let databaseTotals = state.databaseTotals[database.name] ?? state.totals
         return AcceptedSync(

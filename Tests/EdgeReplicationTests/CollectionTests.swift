@@ -21,12 +21,13 @@ struct CollectionTests {
                 #expect(reply.entries == [.noCheckpoint, .missing])
                 let proposal = try await peer.send(
                     ProposeChangesRequest(
-                        rows: [ReplicationProtocol.ProposedChange(docID: "item", revisionID: revision(1, "a"))],
+                        rows: [ReplicationProtocol.ProposedChange(docID: "item", revision: .tree(revision(1, "a")))],
                         collection: 0),
                     expecting: ProposeChangesReply.self)
                 #expect(proposal.statuses.isEmpty)
                 try await peer.send(
-                    RevRequest(docID: "item", revisionID: revision(1, "a"), collection: 0, body: json(#"{"qty":3}"#)))
+                    RevRequest(
+                        docID: "item", revision: .tree(revision(1, "a")), collection: 0, body: json(#"{"qty":3}"#)))
                 _ = try await peer.send(
                     SetCheckpointRequest(client: "cp-inv", revision: nil, body: checkpoint, collection: 0),
                     expecting: SetCheckpointReply.self)

@@ -93,15 +93,19 @@ struct ProtocolEdgeTests {
     func incomingChanges() async throws {
         try await TestGateway.run { gateway in
             try await ActivePeer.connect(port: gateway.port) { peer in
-                try await peer.send(RevRequest(docID: "doc", revisionID: revision(1, "a"), body: json(#"{"v":1}"#)))
+                try await peer.send(
+                    RevRequest(docID: "doc", revision: .tree(revision(1, "a")), body: json(#"{"v":1}"#)))
                 let rows = [
-                    ChangeRow(sequence: 1, docID: "doc", revisionID: revision(1, "a")),
-                    ChangeRow(sequence: 2, docID: "doc", revisionID: revision(2, "b")),
-                    ChangeRow(sequence: 3, docID: "new", revisionID: revision(1, "c")),
+                    ChangeRow(sequence: 1, docID: "doc", revision: .tree(revision(1, "a"))),
+                    ChangeRow(sequence: 2, docID: "doc", revision: .tree(revision(2, "b"))),
+                    ChangeRow(sequence: 3, docID: "new", revision: .tree(revision(1, "c"))),
                 ]
                 let reply = try await peer.send(
                     ChangesRequest(rows: rows), expecting: ChangesReply.self, isUrgent: true)
-                #expect(reply.entries == [.skip, .send(knownAncestors: [revision(1, "a")]), .send(knownAncestors: [])])
+                #expect(
+                    reply.entries == [
+                        .skip, .send(knownAncestors: [.tree(revision(1, "a"))]), .send(knownAncestors: []),
+                    ])
                 #expect(reply.capabilities == .liteCore(includingDeltas: true))
             }
         }

@@ -28,7 +28,7 @@ struct PullTests {
             #expect(rows.map(\.sequence) == saved.map { .integer(Int($0.sequence)) })
             #expect(rows.allSatisfy { $0.flags.isEmpty && $0.bodySize == 7 })
             let revisions = await recorder.revisions.sorted { $0.docID < $1.docID }
-            #expect(revisions.map(\.revisionID.description) == saved.map(\.revID.description))
+            #expect(revisions.map(\.revision.description) == saved.map(\.revID.description))
             #expect(revisions.map(\.sequence) == saved.map { .integer(Int($0.sequence)) })
             #expect(try revisions.map { try $0.bodyObject() } == (0..<3).map { ["n": .integer($0)] })
         }
@@ -49,7 +49,7 @@ struct PullTests {
             }
             let rev = try #require(await everything.revisions.first { $0.docID == "gone" })
             #expect(rev.deleted)
-            #expect(rev.revisionID.description == tombstone.revID.description)
+            #expect(rev.revision.description == tombstone.revID.description)
             #expect(rev.history.ancestors.map(\.description) == [first.revID.description])
             #expect(await everything.changeRows.first { $0.docID == "gone" }?.flags == .deleted)
 
@@ -96,7 +96,7 @@ struct PullTests {
                 try await eventually("the rev") { await recorder.revisions.count == 1 }
             }
             let rev = try #require(await recorder.revisions.first)
-            #expect(rev.revisionID.description == second.revID.description)
+            #expect(rev.revision.description == second.revID.description)
             #expect(rev.deltaSource?.description == first.revID.description)
             #expect(rev.history.ancestors.map(\.description) == [first.revID.description])
             #expect(try rev.bodyObject() == ["count": 2])
@@ -134,7 +134,7 @@ struct PullTests {
             let current = try #require(try await database.document("doc"))
             let replacement = try #require(await recorder.revisions.first { $0.replacedRevision != nil })
             #expect(replacement.replacedRevision?.description == first.revID.description)
-            #expect(replacement.revisionID.description == current.revID.description)
+            #expect(replacement.revision.description == current.revID.description)
             #expect(replacement.history.ancestors.count == 4)
             #expect(try replacement.bodyObject() == ["v": 5])
         }
@@ -149,8 +149,8 @@ struct PullTests {
                 try await peer.send(SubChangesRequest(batchSize: 200))
                 try await eventually("the norev") { await recorder.noRevisions.count == 1 }
             }
-            #expect(await recorder.revisions.allSatisfy { $0.revisionID.description != first.revID.description })
-            #expect(await recorder.noRevisions.first?.revisionID.description == first.revID.description)
+            #expect(await recorder.revisions.allSatisfy { $0.revision.description != first.revID.description })
+            #expect(await recorder.noRevisions.first?.revision.description == first.revID.description)
         }
     }
 }

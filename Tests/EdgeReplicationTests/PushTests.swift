@@ -16,7 +16,8 @@ struct PushTests {
                 #expect(missing == BLIPErrorReply(domain: "HTTP", code: 404))
 
                 let rows = (0..<3).map {
-                    ReplicationProtocol.ProposedChange(docID: "doc-\($0)", revisionID: revision(1, "a"), bodySize: 10)
+                    ReplicationProtocol.ProposedChange(
+                        docID: "doc-\($0)", revision: .tree(revision(1, "a")), bodySize: 10)
                 }
                 let reply = try await peer.send(
                     ProposeChangesRequest(rows: rows), expecting: ProposeChangesReply.self, isUrgent: true)
@@ -26,7 +27,7 @@ struct PushTests {
                 for index in 0..<3 {
                     try await peer.send(
                         RevRequest(
-                            docID: "doc-\(index)", revisionID: revision(1, "a"), sequence: .integer(index + 1),
+                            docID: "doc-\(index)", revision: .tree(revision(1, "a")), sequence: .integer(index + 1),
                             noConflicts: true, body: json(#"{"n":\#(index)}"#)))
                 }
                 let checkpoint = json(#"{"time":1795314763,"local":3}"#)
@@ -63,12 +64,14 @@ struct PushTests {
         try await TestGateway.run { gateway in
             try await ActivePeer.connect(port: gateway.port) { peer in
                 let proposal = try await peer.send(
-                    ProposeChangesRequest(rows: [ReplicationProtocol.ProposedChange(docID: "long", revisionID: longest)]
+                    ProposeChangesRequest(rows: [
+                        ReplicationProtocol.ProposedChange(docID: "long", revision: .tree(longest))
+                    ]
                     ),
                     expecting: ProposeChangesReply.self)
                 #expect(proposal.statuses.isEmpty)
                 try await peer.send(
-                    RevRequest(docID: "long", revisionID: longest, noConflicts: true, body: json(#"{"v":1}"#)))
+                    RevRequest(docID: "long", revision: .tree(longest), noConflicts: true, body: json(#"{"v":1}"#)))
             }
             #expect(try await gateway.database.document("long")?.revID == longest)
         }
@@ -79,21 +82,22 @@ struct PushTests {
         try await TestGateway.run { gateway in
             try await ActivePeer.connect(port: gateway.port) { peer in
                 try await peer.send(
-                    RevRequest(docID: "doc", revisionID: revision(1, "a"), noConflicts: true, body: json(#"{"v":1}"#)))
+                    RevRequest(
+                        docID: "doc", revision: .tree(revision(1, "a")), noConflicts: true, body: json(#"{"v":1}"#)))
                 let proposal = try await peer.send(
                     ProposeChangesRequest(rows: [
                         ReplicationProtocol.ProposedChange(
-                            docID: "doc", revisionID: revision(2, "b"), remoteRevisionID: revision(1, "a"))
+                            docID: "doc", revision: .tree(revision(2, "b")), remoteRevision: .tree(revision(1, "a")))
                     ]),
                     expecting: ProposeChangesReply.self)
                 #expect(proposal.status(at: 0) == .accepted)
                 try await peer.send(
                     RevRequest(
-                        docID: "doc", revisionID: revision(2, "b"), history: RevisionHistory([revision(1, "a")]),
+                        docID: "doc", revision: .tree(revision(2, "b")), history: RevisionHistory([revision(1, "a")]),
                         noConflicts: true, body: json(#"{"v":2}"#)))
                 try await peer.send(
                     RevRequest(
-                        docID: "doc", revisionID: revision(3, "c"),
+                        docID: "doc", revision: .tree(revision(3, "c")),
                         history: RevisionHistory([revision(2, "b"), revision(1, "a")]),
                         deleted: true, noConflicts: true, body: json("{}")))
             }
@@ -111,7 +115,8 @@ struct PushTests {
         try await TestGateway.run { gateway in
             let database = try await gateway.database
             try await ActivePeer.connect(port: gateway.port) { peer in
-                try await peer.send(RevRequest(docID: "doc", revisionID: revision(1, "a"), body: json(#"{"v":1}"#)))
+                try await peer.send(
+                    RevRequest(docID: "doc", revision: .tree(revision(1, "a")), body: json(#"{"v":1}"#)))
             }
             let serverRevision = try await database.save(
                 "doc", body: Data(#"{"v":"server"}"#.utf8), parentRevID: revision(1, "a"))
@@ -119,13 +124,13 @@ struct PushTests {
                 let reply = try await peer.send(
                     ProposeChangesRequest(rows: [
                         ReplicationProtocol.ProposedChange(
-                            docID: "doc", revisionID: revision(2, "b"), remoteRevisionID: revision(1, "a"))
+                            docID: "doc", revision: .tree(revision(2, "b")), remoteRevision: .tree(revision(1, "a")))
                     ]),
                     expecting: ProposeChangesReply.self)
-                #expect(reply.statuses == [.conflict(currentRevision: serverRevision.revID)])
+                #expect(reply.statuses == [.conflict(currentRevision: .tree(serverRevision.revID))])
                 let refused = try await peer.errorReply(
                     for: RevRequest(
-                        docID: "doc", revisionID: revision(2, "b"), history: RevisionHistory([revision(1, "a")]),
+                        docID: "doc", revision: .tree(revision(2, "b")), history: RevisionHistory([revision(1, "a")]),
                         noConflicts: true, body: json(#"{"v":"client"}"#)))
                 #expect(refused?.domain == "HTTP")
                 #expect(refused?.code == 409)
@@ -140,15 +145,16 @@ struct PushTests {
             try await ActivePeer.connect(port: gateway.port) { peer in
                 try await peer.send(
                     RevRequest(
-                        docID: "doc", revisionID: revision(1, "a"), body: json(#"{"name":"big","keep":[1,2,3]}"#)))
+                        docID: "doc", revision: .tree(revision(1, "a")), body: json(#"{"name":"big","keep":[1,2,3]}"#)))
                 try await peer.send(
                     RevRequest(
-                        docID: "doc", revisionID: revision(2, "b"), history: RevisionHistory([revision(1, "a")]),
-                        noConflicts: true, deltaSource: revision(1, "a"), body: json(#"{"update_count":1,"name":[]}"#)))
+                        docID: "doc", revision: .tree(revision(2, "b")), history: RevisionHistory([revision(1, "a")]),
+                        noConflicts: true, deltaSource: .tree(revision(1, "a")),
+                        body: json(#"{"update_count":1,"name":[]}"#)))
                 let unknownBase = try await peer.errorReply(
                     for: RevRequest(
-                        docID: "other", revisionID: revision(2, "b"), history: RevisionHistory([revision(1, "a")]),
-                        deltaSource: revision(1, "a"), body: json(#"{"x":1}"#)))
+                        docID: "other", revision: .tree(revision(2, "b")), history: RevisionHistory([revision(1, "a")]),
+                        deltaSource: .tree(revision(1, "a")), body: json(#"{"x":1}"#)))
                 #expect(unknownBase == BLIPErrorReply(domain: "HTTP", code: 422, message: unknownBase?.message ?? ""))
             }
             let document = try #require(try await gateway.database.document("doc"))
@@ -174,7 +180,8 @@ struct PushTests {
             ) { peer in
                 let body =
                     #"{"attachment":{"content_type":"application/octet-stream","digest":"\#(digest.description)","length":\#(content.count),"@type":"blob"}}"#
-                try await peer.send(RevRequest(docID: "blob-doc-0", revisionID: revision(1, "a"), body: json(body)))
+                try await peer.send(
+                    RevRequest(docID: "blob-doc-0", revision: .tree(revision(1, "a")), body: json(body)))
             }
             let recorded = await requests.all
             #expect(recorded.count == 1)

@@ -55,17 +55,30 @@ struct RecordedClientReplayTests {
     static func replay(
         _ connections: [RecordedClientConnection], to gateway: TestGateway
     ) async throws -> [PushedRevision] {
+        try await replayExchanges(connections, to: gateway).pushed
+    }
+
+    /// Replays the connections one after the other, each offering the subprotocols its client offered; returns
+    /// the `rev`s pushed (last one per document) and every request with our listener's reply.
+    /// Replies to `unchecked` profiles are returned but not required to succeed.
+    static func replayExchanges(
+        _ connections: [RecordedClientConnection], to gateway: TestGateway, unchecked: Set<String> = []
+    ) async throws -> (pushed: [PushedRevision], exchanges: [RecordedExchange]) {
         var pushed: [String: PushedRevision] = [:]
+        var exchanges: [RecordedExchange] = []
         for connection in connections {
-            let dialer = try TestGateway.dialer(port: gateway.port)
-            let revisions = try await withThrowingTaskGroup(of: [PushedRevision].self) { group in
+            let dialer = try TestGateway.dialer(port: gateway.port, subprotocols: connection.subprotocols)
+            let (revisions, answered) = try await withThrowingTaskGroup(
+                of: ([PushedRevision], [RecordedExchange]).self
+            ) { group in
                 group.addTask {
                     let box = PushedRevisionsBox()
                     try await dialer.run { session in
                         await box.set(
-                            try await replay(connection, inbound: session.inbound, outbound: session.outbound))
+                            try await replay(
+                                connection, inbound: session.inbound, outbound: session.outbound, unchecked: unchecked))
                     }
-                    return await box.revisions
+                    return (await box.revisions, await box.exchanges)
                 }
                 group.addTask {
                     try await Task.sleep(for: .seconds(30))
@@ -77,13 +90,15 @@ struct RecordedClientReplayTests {
             for revision in revisions {
                 pushed[revision.docID] = revision
             }
+            exchanges += answered
         }
-        return Array(pushed.values)
+        return (Array(pushed.values), exchanges)
     }
 
     private static func replay(
-        _ connection: RecordedClientConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
-    ) async throws -> [PushedRevision] {
+        _ connection: RecordedClientConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        unchecked: Set<String>
+    ) async throws -> ([PushedRevision], [RecordedExchange]) {
         var client = try RecordedClientConnection.Decoding()
         var server = try RecordedClientConnection.Decoding()
         var iterator = inbound.makeAsyncIterator()
@@ -110,24 +125,37 @@ struct RecordedClientReplayTests {
         for number in awaitingReply.sorted() {
             let reply = server.repliesByNumber[number]!
             let profile = client.requests.first { $0.number == number }?.properties["Profile"] ?? "?"
-            if let recordedCode = connection.recordedErrorCodes[number] {
+            if unchecked.contains(profile) {
+                continue
+            } else if let recordedCode = connection.recordedErrorCodes[number] {
                 #expect(reply.errorReply?.code == recordedCode, "\(profile) #\(number): \(reply)")
             } else {
                 #expect(reply.kind == .reply, "\(profile) #\(number): \(String(describing: reply.errorReply))")
             }
         }
-        return client.requests.filter { $0.properties["Profile"] == "rev" }.map { rev in
+        let pushed = client.requests.filter { $0.properties["Profile"] == "rev" }.map { rev in
             PushedRevision(
                 docID: rev.properties["id"] ?? "", revID: rev.properties["rev"] ?? "",
                 deleted: rev.properties["deleted"].map { $0 != "0" && $0 != "false" } ?? false)
         }
+        let exchanges = awaitingReply.sorted().compactMap { number -> RecordedExchange? in
+            guard let request = client.requests.first(where: { $0.number == number }),
+                let reply = server.repliesByNumber[number]
+            else { return nil }
+            return RecordedExchange(request: request, reply: reply)
+        }
+        return (pushed, exchanges)
     }
 
+    /// Each pushed revision is its document's current one: by rev-tree ID, or by current version when it was
+    /// pushed as a version vector.
     static func expectStored(_ pushed: [PushedRevision], in gateway: TestGateway) async throws {
         let database = try await gateway.database
         for revision in pushed {
             let stored = try await database.document(revision.docID)
-            #expect(stored?.revID.description == revision.revID, "\(revision.docID)")
+            let current =
+                revision.revID.contains("@") ? stored?.vector?.current.description : stored?.revID.description
+            #expect(current == revision.revID, "\(revision.docID)")
             #expect(stored?.deleted == revision.deleted, "\(revision.docID)")
         }
     }
@@ -139,16 +167,25 @@ struct PushedRevision: Sendable, Equatable {
     var deleted: Bool
 }
 
+/// A replayed client request and our listener's reply to it.
+struct RecordedExchange: Sendable {
+    var request: BLIPMessage
+    var reply: BLIPMessage
+
+    var profile: String { request.properties["Profile"] ?? "" }
+}
+
 actor PushedRevisionsBox {
     private(set) var revisions: [PushedRevision] = []
+    private(set) var exchanges: [RecordedExchange] = []
 
-    func set(_ revisions: [PushedRevision]) {
-        self.revisions = revisions
+    func set(_ replayed: ([PushedRevision], [RecordedExchange])) {
+        (revisions, exchanges) = replayed
     }
 }
 
-/// The client side of one recorded connection of a Couchbase Lite 3.2.4 transcript
-/// (Tests/BLIPCodecTests/Fixtures/cbl-3.2.4, format in its README).
+/// The client side of one recorded connection of a Couchbase Lite transcript
+/// (Tests/BLIPCodecTests/Fixtures/cbl-3.2.4 and cbl-4.0.3, format in the 3.2.4 README).
 struct RecordedClientConnection: Sendable {
     struct Frame: Sendable {
         /// The unmasked WebSocket payload: one BLIP frame.
@@ -158,26 +195,39 @@ struct RecordedClientConnection: Sendable {
     }
 
     var conn: Int
+    /// What the client offered in `Sec-WebSocket-Protocol`.
+    var subprotocols: [String]
     /// The client's binary frames in wire order; close frames are left to the WebSocket layer.
     var frames: [Frame]
     /// Error codes of the recorded peer's error replies, by request number.
     var recordedErrorCodes: [UInt64: Int]
 
-    static let directory = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4")
+    static let fixtures = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures")
 
-    /// The connections of a transcript that upgraded, in recorded order.
-    static func load(_ fileName: String) throws -> [RecordedClientConnection] {
-        let text = try String(contentsOf: directory.appendingPathComponent(fileName), encoding: .utf8)
+    /// The connections of a transcript of `set` that upgraded, in recorded order; only those numbered in `only`
+    /// when it is given.
+    static func load(
+        _ fileName: String, from set: String = "cbl-3.2.4", only: Set<Int>? = nil
+    ) throws -> [RecordedClientConnection] {
+        let text = try String(
+            contentsOf: fixtures.appendingPathComponent(set).appendingPathComponent(fileName), encoding: .utf8)
         var connections: [Int: RecordedClientConnection] = [:]
         var answered: [Int: Set<UInt64>] = [:]
+        var offered: [Int: [String]] = [:]
         for line in text.split(separator: "\n").dropFirst() {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+            if let conn = object["conn"] as? Int, let offer = Self.offeredSubprotocols(in: object) {
+                offered[conn] = offer
+            }
             guard object["kind"] as? String == "ws_frame", object["opcode"] as? Int == 2,
                 let conn = object["conn"] as? Int, let hex = object["payload_hex"] as? String
             else { continue }
             let decoded = object["decoded_by_fixture_tool"] as? [String: Any] ?? [:]
             var connection =
-                connections[conn] ?? RecordedClientConnection(conn: conn, frames: [], recordedErrorCodes: [:])
+                connections[conn]
+                ?? RecordedClientConnection(
+                    conn: conn, subprotocols: offered[conn] ?? ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"], frames: [],
+                    recordedErrorCodes: [:])
             if object["direction"] as? String == "active->passive" {
                 connection.frames.append(
                     Frame(payload: try bytes(hex: hex), repliesReceivedBefore: answered[conn] ?? []))
@@ -192,7 +242,18 @@ struct RecordedClientConnection: Sendable {
             }
             connections[conn] = connection
         }
-        return connections.keys.sorted().compactMap { connections[$0] }
+        return connections.keys.sorted().filter { only?.contains($0) ?? true }.compactMap { connections[$0] }
+    }
+
+    /// The `Sec-WebSocket-Protocol` values of a recorded upgrade request, in the client's order.
+    static func offeredSubprotocols(in object: [String: Any]) -> [String]? {
+        guard object["kind"] as? String == "http_request", let text = object["text"] as? String else { return nil }
+        let header = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-protocol:") }
+        return header.map { line in
+            line.dropFirst("sec-websocket-protocol:".count).split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+        }
     }
 
     static func bytes(hex: String) throws -> [UInt8] {

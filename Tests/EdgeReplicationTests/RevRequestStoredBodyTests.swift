@@ -11,7 +11,7 @@ struct RevRequestStoredBodyTests {
     private func storedBody(
         of text: String, refusingReserved: Bool = false
     ) throws -> RevRequest.StoredBody {
-        let request = RevRequest(docID: "doc", revisionID: try RevisionID("1-abcd"), body: Array(text.utf8))
+        let request = RevRequest(docID: "doc", revision: .tree(try RevisionID("1-abcd")), body: Array(text.utf8))
         return try request.storedBody(refusingReserved: refusingReserved)
     }
 

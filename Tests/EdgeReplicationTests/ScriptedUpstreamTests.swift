@@ -76,8 +76,8 @@ struct ScriptedUpstreamTests {
         let refusal = SharedErrorBox()
         try await ScriptedUpstream.run(feed: { connection in
             let rows = [
-                ChangeRow(sequence: 1, docID: "doc-a", revisionID: badRevision),
-                ChangeRow(sequence: 2, docID: "doc-b", revisionID: goodRevision),
+                ChangeRow(sequence: 1, docID: "doc-a", revision: .tree(badRevision)),
+                ChangeRow(sequence: 2, docID: "doc-b", revision: .tree(goodRevision)),
             ]
             _ = try await connection.sendRequest(.request(ChangesRequest(rows: rows)))
             // A first-generation revision cannot have a history: the puller cannot decode this `rev`.
@@ -92,7 +92,8 @@ struct ScriptedUpstreamTests {
             }
             _ = try await connection.sendRequest(
                 .request(
-                    RevRequest(docID: "doc-b", revisionID: goodRevision, sequence: 2, body: Array(#"{"b":2}"#.utf8))))
+                    RevRequest(
+                        docID: "doc-b", revision: .tree(goodRevision), sequence: 2, body: Array(#"{"b":2}"#.utf8))))
             _ = try await connection.sendRequest(.request(ChangesRequest(rows: [])))
         }) { port in
             try await LocalDatabase.run { local in

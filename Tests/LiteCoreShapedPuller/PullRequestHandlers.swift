@@ -28,14 +28,15 @@ struct PullRequestHandlers: Sendable {
             var queries: [RevisionQuery] = []
             var queryRows: [Int] = []
             for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
-                queries.append(RevisionQuery(docID: row.docID, revIDs: [row.revisionID]))
+                queries.append(
+                    RevisionQuery(docID: row.docID, revIDs: [try row.revision.requiringRevisionID(in: "CBMobile_3")]))
                 queryRows.append(index)
             }
             let diffs = try await database.revisionDiffs(queries, in: .default, ancestorsWithBodiesOnly: true)
             var requested = [Bool](repeating: false, count: decoded.rows.count)
             for (index, diff) in zip(queryRows, diffs) {
                 guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
-                entries[index] = .send(knownAncestors: diff.possibleAncestors)
+                entries[index] = .send(knownAncestors: diff.possibleAncestors.map(WireRevision.tree))
                 requested[index] = true
             }
             offered = zip(decoded.rows, requested).map { ($0.sequence, $1) }
@@ -70,7 +71,8 @@ struct PullRequestHandlers: Sendable {
                 }
             }
             revision = ExistingRevision(
-                docID: decoded.docID, revID: decoded.revisionID, history: decoded.history.ancestors,
+                docID: decoded.docID, revID: try decoded.revision.requiringRevisionID(in: "CBMobile_3"),
+                history: decoded.history.ancestors,
                 deleted: decoded.deleted, body: Data(body))
         } catch {
             await flow.abandonRev(sequence: sequence)
@@ -94,7 +96,8 @@ struct PullRequestHandlers: Sendable {
 
     private func fullBody(of request: RevRequest) async throws -> [UInt8] {
         guard let deltaSource = request.deltaSource else { return request.body }
-        let base = try await database.revision(request.docID, revID: deltaSource)
+        let base = try await database.revision(
+            request.docID, revID: try deltaSource.requiringRevisionID(in: "CBMobile_3"))
         guard let base, !base.deleted, let baseBody = base.body else {
             throw BLIPErrorReply(domain: "HTTP", code: 422, message: "no delta base \(deltaSource)")
         }

@@ -81,7 +81,7 @@ import Testing
         #expect(request.rows.count == 3)
         #expect(request.rows[0].sequence == 1)
         #expect(request.rows[0].docID == "passive-doc-0")
-        #expect(request.rows[0].revisionID.generation == 1)
+        #expect(request.rows[0].revision.revisionID?.generation == 1)
         #expect(request.rows[0].flags == [])
         #expect(request.rows[0].bodySize == 48)
         #expect(request.rows[2].flags == .deleted)
@@ -141,7 +141,8 @@ import Testing
         let reply = try ChangesReply(
             properties: properties, body: bytes(#"[["1-84cd1538ec7fb8856995d25a87e33a6f3a525464"]]"#))
         #expect(reply.capabilities == .liteCore(includingDeltas: true))
-        #expect(reply.entries == [.send(knownAncestors: [try revID("1-84cd1538ec7fb8856995d25a87e33a6f3a525464")])])
+        #expect(
+            reply.entries == [.send(knownAncestors: [.tree(try revID("1-84cd1538ec7fb8856995d25a87e33a6f3a525464"))])])
         #expect(reply.encode().properties == properties)
 
         let nothingKnown = try ChangesReply(
@@ -186,8 +187,8 @@ import Testing
         let properties = props([("Profile", "proposeChanges"), ("conflictIncludesRev", "true")])
         let request = try ProposeChangesRequest(properties: properties, body: body)
         #expect(request.conflictIncludesRev)
-        #expect(request.rows[0].remoteRevisionID == (try revID("1-bf308a995498433f31742cb418d5b802439065b0")))
-        #expect(request.rows[1].remoteRevisionID == nil)
+        #expect(request.rows[0].remoteRevision == .tree(try revID("1-bf308a995498433f31742cb418d5b802439065b0")))
+        #expect(request.rows[1].remoteRevision == nil)
         #expect(request.rows[1].bodySize == 120)
         #expect(request.encode().properties == properties)
         #expect(request.encode().body == body)
@@ -196,7 +197,7 @@ import Testing
     @Test func shortRowsAndCaughtUp() throws {
         let request = try ProposeChangesRequest(
             properties: MessageProperties(), body: bytes(#"[["doc1","1-0f1e"],["doc2","2-aa",null]]"#))
-        #expect(request.rows.map(\.remoteRevisionID) == [nil, nil])
+        #expect(request.rows.map(\.remoteRevision) == [nil, nil])
         #expect(try ProposeChangesRequest(properties: props([("collection", "0")]), body: bytes("[]")).isCaughtUp)
         expectProtocolError(
             .invalidRow(context: "proposeChanges", index: 0, reason: "the remote revID is not a string")
@@ -209,7 +210,10 @@ import Testing
         let body = bytes(#"[{"status":409,"rev":"2-7b2e31c50a21525523ab3fc9d65ae89610486f39"}]"#)
         let reply = try ProposeChangesReply(
             properties: props([("maxHistory", "50"), ("blobs", "true"), ("deltas", "true")]), body: body)
-        #expect(reply.statuses == [.conflict(currentRevision: try revID("2-7b2e31c50a21525523ab3fc9d65ae89610486f39"))])
+        #expect(
+            reply.statuses == [
+                .conflict(currentRevision: .tree(try revID("2-7b2e31c50a21525523ab3fc9d65ae89610486f39")))
+            ])
         #expect(reply.encode().body == body)
     }
 

@@ -103,6 +103,21 @@ import Testing
                 == "I only speak BLIP_3+CBMobile_3,BLIP_3+CBMobile_2 protocols")
     }
 
+    /// Couchbase Lite 4 offers CBMobile_4 alone when it pushes and CBMobile_4 then 3 when it only pulls; 3.x offers
+    /// CBMobile_3 then 2 (the fixtures' request headers). The listener gives each its first choice.
+    @Test func listenerServesEachClientGenerationItsOwn() {
+        let served = ReplicationSubprotocol.served
+        #expect(ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_4", supported: served) == .cbMobile4)
+        #expect(
+            ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_4,BLIP_3+CBMobile_3", supported: served)
+                == .cbMobile4)
+        #expect(
+            ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_3,BLIP_3+CBMobile_2", supported: served)
+                == .cbMobile3)
+        #expect(ReplicationSubprotocol.cbMobile4.usesVersionVectors)
+        #expect(!ReplicationSubprotocol.cbMobile3.usesVersionVectors)
+    }
+
     @Test func activeSideChecksTheEcho() {
         #expect(ReplicationSubprotocol.accepted(response: "BLIP_3+CBMobile_3") == .cbMobile3)
         #expect(ReplicationSubprotocol.accepted(response: "BLIP_3+CBMobile_4") == nil)

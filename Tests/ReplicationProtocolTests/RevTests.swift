@@ -28,7 +28,7 @@ import Testing
             ("deltaSrc", "1-a1518e5339fe2439d7e284018f814924b2172eff"),
         ])
         let rev = try RevRequest(properties: properties, body: bytes(#"{"update_count":1,"updated_by":"clientA"}"#))
-        #expect(rev.deltaSource == (try revID("1-a1518e5339fe2439d7e284018f814924b2172eff")))
+        #expect(rev.deltaSource == .tree(try revID("1-a1518e5339fe2439d7e284018f814924b2172eff")))
         #expect(rev.encode().properties == properties)
         #expect(try rev.bodyObject() == ["update_count": 1, "updated_by": "clientA"])
     }
@@ -49,8 +49,8 @@ import Testing
 
     @Test func replacementRevRoundTrip() throws {
         let rev = RevRequest(
-            docID: "d", revisionID: try revID("3-cc"), history: RevisionHistory([try revID("2-bb")]), sequence: "7:12",
-            replacedRevision: try revID("2-bb"), collection: 3, body: bytes(#"{"n":3}"#))
+            docID: "d", revision: .tree(try revID("3-cc")), history: RevisionHistory([try revID("2-bb")]),
+            sequence: "7:12", replacedRevision: .tree(try revID("2-bb")), collection: 3, body: bytes(#"{"n":3}"#))
         #expect(try roundTrip(rev) == rev)
         #expect(rev.encode().properties["sequence"] == #""7:12""#)
     }
@@ -78,7 +78,7 @@ import Testing
 
     @Test func noRevRoundTripAndSeqFallback() throws {
         let norev = NoRevRequest(
-            docID: "d", revisionID: try revID("2-ab"), sequence: 12, error: 404, reason: "missing", collection: 0)
+            docID: "d", revision: .tree(try revID("2-ab")), sequence: 12, error: 404, reason: "missing", collection: 0)
         #expect(try roundTrip(norev) == norev)
         #expect(
             pairs(norev.encode().properties) == [

@@ -75,7 +75,9 @@ struct ListenerUpgradeTests {
             let refusal = await Self.refusal(
                 of: try TestGateway.dialer(port: gateway.port, subprotocols: ["BLIP_3+CBMobile_9"]))
             #expect(refusal?.status == 403)
-            #expect(refusal?.body == ReplicationSubprotocol.mismatchMessage())
+            #expect(refusal?.body == ReplicationSubprotocol.mismatchMessage(supported: ReplicationSubprotocol.served))
+            #expect(
+                refusal?.body == "I only speak BLIP_3+CBMobile_4,BLIP_3+CBMobile_3,BLIP_3+CBMobile_2 protocols")
         }
     }
 

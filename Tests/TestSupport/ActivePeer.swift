@@ -21,10 +21,11 @@ package struct ActivePeer {
         database: String = TestGateway.databaseName,
         tls: TLSConfiguration? = nil,
         credentials: (user: String, password: String)? = nil,
+        offering offer: String = subprotocolOffer,
         configure: @escaping @Sendable (BLIPConnection) async -> Void = { _ in },
         _ body: @escaping @Sendable (ActivePeer) async throws -> Void
     ) async throws {
-        var headers: HTTPFields = [.secWebSocketProtocol: subprotocolOffer]
+        var headers: HTTPFields = [.secWebSocketProtocol: offer]
         if let credentials {
             headers[.authorization] =
                 "Basic " + Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
@@ -37,8 +38,9 @@ package struct ActivePeer {
             tlsConfiguration: tls,
             logger: testLogger
         ) { inbound, outbound, _ in
-            try await run(
-                subprotocol: "BLIP_3+CBMobile_3", inbound: inbound, outbound: outbound, configure: configure, body)
+            // The listener takes the client's first choice that it serves, which is the first offered in tests.
+            let chosen = String(offer.prefix { $0 != "," })
+            try await run(subprotocol: chosen, inbound: inbound, outbound: outbound, configure: configure, body)
         }
     }
 
@@ -105,10 +107,15 @@ package actor PullRecorder {
     package private(set) var noRevisions: [NoRevRequest] = []
     package private(set) var caughtUpCount = 0
     package private(set) var repliesSent = 0
-    /// Known ancestors to answer per document; absent documents get `[]` ("send it, I have nothing").
-    package var knownAncestors: [String: [RevisionID]] = [:]
+    /// Known ancestors (or, for a CBMobile_4 puller, versions) to answer per document; absent documents get `[]`
+    /// ("send it, I have nothing").
+    package var knownAncestors: [String: [WireRevision]] = [:]
 
     package func setKnownAncestors(_ known: [String: [RevisionID]]) {
+        knownAncestors = known.mapValues { $0.map(WireRevision.tree) }
+    }
+
+    package func setKnownRevisions(_ known: [String: [WireRevision]]) {
         knownAncestors = known
     }
 

@@ -71,6 +71,11 @@ struct MetricsController: Sendable {
                 "edgegateway_listener_refused_upgrades_total", [("listener", status.name), ("status", "\(code)")],
                 to: count)
         }
+        for reason in TurnedAwayClient.Reason.allCases {
+            metrics.advance(
+                "edgegateway_listener_turned_away_total", [("listener", status.name), ("reason", reason.rawValue)],
+                to: status.turnedAwayCounts[reason] ?? 0)
+        }
         for (database, counters) in listener.databaseReplicationCounters {
             metrics.copy(
                 counters, prefix: "edgegateway_listener",

@@ -28,6 +28,7 @@ extension PassiveReplicationSession {
         // refuses it (WIRE-NOTES §3). No `versioning` at all means the connection's own.
         let versioning: SubChangesRequest.Versioning = usesVersionVectors ? .versionVectors : .revisionTrees
         if let asked = decoded.versioning, asked != versioning {
+            await configuration.versioningRefused(asked.rawValue)
             throw ErrorReply.liteCore(501, "Incompatible document versioning.").blipError
         }
         if decoded.filter != nil {

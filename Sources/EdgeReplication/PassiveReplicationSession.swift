@@ -20,15 +20,20 @@ package actor PassiveReplicationSession {
         package var deltaSync: Bool
         /// Unanswered `changes` batches per pull feed; LiteCore allows 5, Sync Gateway 2 (spec §3.5).
         package var maxChangesBatchesInFlight: Int
+        /// Told the versioning a refused `subChanges` asked for, so that the listener can say why a device is
+        /// turned away.
+        package var versioningRefused: @Sendable (String) async -> Void
 
         package init(
             servedCollections: [CollectionName] = [.default],
             deltaSync: Bool = true,
-            maxChangesBatchesInFlight: Int = 5
+            maxChangesBatchesInFlight: Int = 5,
+            versioningRefused: @escaping @Sendable (String) async -> Void = { _ in }
         ) {
             self.servedCollections = servedCollections
             self.deltaSync = deltaSync
             self.maxChangesBatchesInFlight = max(1, maxChangesBatchesInFlight)
+            self.versioningRefused = versioningRefused
         }
     }
 

@@ -55,6 +55,10 @@ public struct ListenerStatus: Sendable, Equatable {
     package var users: Int?
     /// Replication upgrades refused since start, by the HTTP status they were answered with.
     package var refusedUpgrades: [Int: Int] = [:]
+    /// Clients turned away for want of a common protocol since start, by reason.
+    package var turnedAwayCounts: [TurnedAwayClient.Reason: Int] = [:]
+    /// The last few of them, newest last.
+    package var turnedAway: [TurnedAwayClient] = []
 }
 
 /// Who holds an accepted connection, recorded when its upgrade is accepted.
@@ -77,6 +81,8 @@ actor ListenerState {
     /// Every connection's counters add up in its database's, which add up in `totals`.
     let databaseTotals: [String: ReplicationCounters]
     private var refusedUpgrades: [Int: Int] = [:]
+    private var turnedAwayCounts: [TurnedAwayClient.Reason: Int] = [:]
+    private var turnedAway: [TurnedAwayClient] = []
 
     init(name: String, databases: [String]) {
         let totals = ReplicationCounters()
@@ -99,11 +105,19 @@ actor ListenerState {
         snapshot.documentsPushed = totals.documentsPushed
         snapshot.documentsPulled = totals.documentsPulled
         snapshot.refusedUpgrades = refusedUpgrades
+        snapshot.turnedAwayCounts = turnedAwayCounts
+        snapshot.turnedAway = turnedAway
         return snapshot
     }
 
     func countRefusedUpgrade(status: Int) {
         refusedUpgrades[status, default: 0] += 1
+    }
+
+    func recordTurnedAway(_ client: TurnedAwayClient) {
+        turnedAwayCounts[client.reason, default: 0] += 1
+        turnedAway.append(client)
+        if turnedAway.count > TurnedAwayClient.kept { turnedAway.removeFirst(turnedAway.count - TurnedAwayClient.kept) }
     }
 
     var activeConnections: Int { status.activeConnections }

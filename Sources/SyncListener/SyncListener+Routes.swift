@@ -14,6 +14,8 @@ extension SyncListener {
         var status: HTTPResponse.Status
         var message: String
         var headers: HTTPFields = [:]
+        /// For an upgrade refused for want of a common subprotocol: what the client offered.
+        var unservedOffer: [String]?
 
         var responseHeaders: HTTPFields {
             var headers = headers
@@ -36,6 +38,9 @@ extension SyncListener {
         var subprotocol: ReplicationSubprotocol
         /// What the connection's session counts, adding up into the listener's totals.
         var counters: ReplicationCounters
+        var userAgent: String?
+        /// The client's address, as `judgeUpgrade` saw it.
+        var peer = "unknown"
     }
 
     /// The one check behind both the upgrade and the HTTP route: the upgrade goes ahead only for requests that
@@ -71,12 +76,15 @@ extension SyncListener {
         else {
             throw Refusal(
                 status: .forbidden,
-                message: ReplicationSubprotocol.mismatchMessage(supported: ReplicationSubprotocol.served))
+                message: ReplicationSubprotocol.mismatchMessage(supported: ReplicationSubprotocol.served),
+                unservedOffer: offered.flatMap { $0.split(separator: ",") }.map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                })
         }
         let databaseTotals = state.databaseTotals[database.name] ?? state.totals
         return AcceptedSync(
             database: database, subprotocol: subprotocol,
-            counters: ReplicationCounters(aggregatingInto: databaseTotals))
+            counters: ReplicationCounters(aggregatingInto: databaseTotals), userAgent: headers[.userAgent])
     }
 
     /// `Upgrade: websocket` with the `upgrade` token in `Connection`, as RFC 6455 requires.

@@ -15,10 +15,12 @@ extension SyncListener {
     /// upgrade then completes or not.
     func judgeUpgrade(path: String, headers: HTTPFields, channel: any Channel) async -> SyncUpgradeChannel.Verdict? {
         guard let databaseName = Self.replicationDatabaseName(requestTarget: path) else { return nil }
+        let peer = Self.peerDescription(channel.remoteAddress)
         do throws(Refusal) {
-            let accepted = try await validateSync(headers: headers, databaseName: databaseName)
+            var accepted = try await validateSync(headers: headers, databaseName: databaseName)
+            accepted.peer = peer
             let record = ConnectionRecord(
-                peer: Self.peerDescription(channel.remoteAddress), user: authenticatedUser(headers),
+                peer: peer, user: authenticatedUser(headers),
                 database: accepted.database.name, since: Date(), counters: accepted.counters)
             guard let id = await state.reserveConnection(record, limit: configuration.maxConnections) else {
                 throw Refusal.listenerFull
@@ -33,8 +35,32 @@ extension SyncListener {
                 "refused replication upgrade",
                 metadata: ["status": "\(error.status.code)", "reason": "\(error.message)"])
             await state.countRefusedUpgrade(status: error.status.code)
+            if let offer = error.unservedOffer {
+                await turnAway(
+                    TurnedAwayClient(
+                        reason: .noCommonSubprotocol, peer: peer, userAgent: headers[.userAgent],
+                        offered: offer.joined(separator: ","), hint: TurnedAwayClient.hint(forOffer: offer), at: Date())
+                )
+            }
             return .refuse(error)
         }
+    }
+
+    /// Logs a client turned away at notice level, with what it offered and the hint, and keeps it for the status
+    /// page and the metrics.
+    func turnAway(_ client: TurnedAwayClient) async {
+        let message: Logger.Message =
+            switch client.reason {
+            case .noCommonSubprotocol: "turned away a replication client: no common subprotocol"
+            case .incompatibleVersioning: "turned away a pull: incompatible document versioning"
+            }
+        logger.notice(
+            message,
+            metadata: [
+                "peer": "\(client.peer)", "user_agent": "\(client.userAgent ?? "none")", "offered": "\(client.offered)",
+                "hint": "\(client.hint)",
+            ])
+        await state.recordTurnedAway(client)
     }
 
     /// The user name of a request `validateSync` accepted, when the listener checks users.
@@ -79,7 +105,15 @@ extension SyncListener {
         let session = PassiveReplicationSession(
             connection: connection, database: database,
             configuration: .init(
-                servedCollections: servedCollections[database.name] ?? [.default], deltaSync: configuration.deltaSync),
+                servedCollections: servedCollections[database.name] ?? [.default], deltaSync: configuration.deltaSync,
+                versioningRefused: { asked in
+                    await self.turnAway(
+                        TurnedAwayClient(
+                            reason: .incompatibleVersioning, peer: accepted.peer, userAgent: accepted.userAgent,
+                            offered: "\(accepted.subprotocol.rawValue), versioning \(asked)",
+                            hint: TurnedAwayClient.hint(versioningAsked: asked, on: accepted.subprotocol.rawValue),
+                            at: Date()))
+                }),
             counters: accepted.counters, logger: self.logger)
         await session.start()
         do {

@@ -9,6 +9,7 @@ import HummingbirdTesting
 import ListenerUsersFile
 import Logging
 import Testing
+import UpstreamDialer
 
 @testable import EdgeGatewayApp
 
@@ -282,5 +283,50 @@ struct StatusPageTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw CancellationError()
+    }
+}
+
+/// A device the gateway cannot serve shows on the status page, escaped, with the hint, and in the metrics.
+@Suite("Turned-away devices on the status page and in the metrics")
+struct TurnedAwayStatusTests {
+    @Test("a 4.x-and-later app offering only a newer subprotocol: a row with its user-agent, offer and hint; counted")
+    func turnedAwayDevice() async throws {
+        try await withTemporaryGateway(listeners: [GatewayTOML.listener()]) { gateway in
+            try await gateway.test(.live) { client in
+                let port = try await UpstreamTests.listenerPort(client)
+                let dialer = try TestGateway.dialer(
+                    port: port, database: "inventory", subprotocols: ["BLIP_3+CBMobile_5"],
+                    userAgent: "CouchbaseLite/5.0.0 (<b>phone</b>)")
+                let refusal = await ListenerUpgradeRefusal.status(of: dialer)
+                #expect(refusal == 403)
+                let page = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
+                #expect(page.contains("Devices turned away"))
+                #expect(page.contains("CouchbaseLite/5.0.0 (&lt;b&gt;phone&lt;/b&gt;)"))
+                #expect(!page.contains("<b>phone</b>"))
+                #expect(page.contains("<code>BLIP_3+CBMobile_5</code>"))
+                #expect(page.contains("newer than this gateway speaks"))
+                let metrics = try await MetricsEndpointTests.scrape(client)
+                #expect(
+                    metrics.value(
+                        "edgegateway_listener_turned_away_total",
+                        ["listener": "lan", "reason": "no_common_subprotocol"]) == 1)
+                #expect(
+                    metrics.value(
+                        "edgegateway_listener_turned_away_total",
+                        ["listener": "lan", "reason": "incompatible_versioning"]) == 0)
+            }
+        }
+    }
+}
+
+/// The status a refused upgrade got; nil when it was accepted or failed otherwise.
+enum ListenerUpgradeRefusal {
+    static func status(of dialer: UpstreamDialer) async -> Int? {
+        do {
+            try await dialer.run { _ in }
+        } catch let UpstreamDialError.upgradeRefused(_, status, _, _, _) {
+            return status
+        } catch {}
+        return nil
     }
 }

@@ -6,9 +6,12 @@ extension TestGateway {
     package static func dialer(
         port: Int, database: String = TestGateway.databaseName,
         subprotocols: [String] = ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"],
-        credentials: (user: String, password: String)? = nil, heartbeat: Duration? = nil
+        credentials: (user: String, password: String)? = nil, heartbeat: Duration? = nil, userAgent: String? = nil
     ) throws -> UpstreamDialer {
         var headers: [(name: String, value: String)] = []
+        if let userAgent {
+            headers.append((name: "User-Agent", value: userAgent))
+        }
         if let credentials {
             let token = Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
             headers.append((name: "Authorization", value: "Basic \(token)"))

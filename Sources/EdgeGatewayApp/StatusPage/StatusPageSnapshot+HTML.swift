@@ -131,6 +131,24 @@ extension StatusPageSnapshot {
             <th class="number">Pushed</th><th class="number">Pulled</th></tr></thead>
             <tbody>\(connections)</tbody></table>
             """
+        let turnedAway = status.turnedAway.reversed().map { client -> HTML in
+            """
+            <tr><td data-label="When">\(timestamp(client.at, now: now))</td>\
+            <td data-label="Device"><code>\(client.peer)</code><br><span class="muted">\(client.userAgent ?? "no user-agent")</span></td>\
+            <td data-label="Offered"><code>\(client.offered)</code></td>\
+            <td data-label="Why">\(client.hint)</td></tr>
+            """
+        }
+        let turnedAwayTable: HTML =
+            turnedAway.isEmpty
+            ? ""
+            : """
+            <h4 class="warn">Devices turned away: <b data-figure="listener.\(name).turnedAway">\
+            \(status.turnedAwayCounts.values.reduce(0, +))</b> since start</h4>
+            <table class="connections turned-away"><thead><tr><th>When</th><th>Device</th><th>Offered</th>\
+            <th>Why</th></tr></thead>
+            <tbody>\(turnedAway)</tbody></table>
+            """
         return """
             <article class="card" data-listener="\(name)">
             <h3>\(name) \(badge(state(of: status.state), figure: "listener.\(name).state"))</h3>
@@ -145,6 +163,7 @@ extension StatusPageSnapshot {
             <b data-figure="listener.\(name).pulled">\(status.documentsPulled)</b> pulled</dd>
             </dl>
             \(table)
+            \(turnedAwayTable)
             </article>
             """
     }

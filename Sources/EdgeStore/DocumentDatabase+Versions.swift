@@ -93,9 +93,11 @@ extension DocumentDatabase {
         _ revisions: [VersionedRevision], in collection: CollectionName = .default
     ) async throws -> [ExistingRevisionResult] {
         // Validation and the body scan happen before the transaction, as for rev-tree revisions.
+        let now = Date()
         let prepared = revisions.map { revision -> Result<(VersionedRevision, Set<String>), StoreError> in
             do throws(StoreError) {
                 try DocumentID.validate(revision.docID)
+                try Self.refuseFarFuture(revision, now: now)
                 return .success((revision, try Self.blobDigests(of: revision.body, scanned: revision.bodyScan)))
             } catch {
                 return .failure(error)
@@ -145,6 +147,21 @@ extension DocumentDatabase {
             }
             try storage.finish()
             return results
+        }
+    }
+
+    /// How far ahead of this node's wall clock a received version may be. The clock moves past every version it
+    /// takes in, so one from the far future (a peer's clock set wrong, or a hostile one) would stamp every later
+    /// write here with that time and leave the counter no room; LiteCore's hybrid clock refuses such times too
+    /// (`HybridClock::seenTime`).
+    static let maximumClockSkew: TimeInterval = 3_600
+
+    static func refuseFarFuture(_ revision: VersionedRevision, now: Date) throws(StoreError) {
+        let limit = UInt64(max(0, now.timeIntervalSince1970 + maximumClockSkew) * 1e9)
+        if let version = revision.vector.versions.first(where: { $0.timestamp > limit }) {
+            throw .invalidRevisionHistory(
+                docID: revision.docID,
+                reason: "version \(version) is more than an hour ahead of this node's clock")
         }
     }
 

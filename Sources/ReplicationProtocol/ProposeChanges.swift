@@ -42,7 +42,8 @@ package struct ProposedChange: Sendable, Hashable {
         }
         self.docID = docID
         guard let revText = items[1].stringValue else {
-            throw .invalidRow(context: context, index: index, reason: "the revID is not a string")
+            throw .invalidRow(
+                context: context, index: index, reason: "the revision is not a string (a revID or a version vector)")
         }
         revision = try WireRevision(received: revText)
         if items.count >= 3 {

@@ -17,6 +17,9 @@ public struct InvalidVersion: Error, Hashable, Sendable, CustomStringConvertible
         /// A rev-tree revision ID among the versions of a history, where only the oldest entries may be legacy.
         case legacyRevisionBeforeVersion
         case invalidLegacyRevision(InvalidRevisionID.Reason)
+        /// The current version is older than a version it claims to supersede; a hybrid logical clock stamps a
+        /// version after everything its writer had seen.
+        case currentOlderThan(Version)
 
         package var description: String {
             switch self {
@@ -31,6 +34,8 @@ public struct InvalidVersion: Error, Hashable, Sendable, CustomStringConvertible
             case .repeatedSource(let source): "source \(source) appears more than once"
             case .legacyRevisionBeforeVersion: "a rev-tree revision ID comes before a version"
             case .invalidLegacyRevision(let reason): "an invalid rev-tree revision ID in the history: \(reason)"
+            case .currentOlderThan(let version):
+                "the current version is older than \(version), which it claims to supersede"
             }
         }
     }

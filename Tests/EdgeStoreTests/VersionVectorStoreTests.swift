@@ -23,6 +23,13 @@ struct VersionVectorStoreTests {
         try HybridLogicalVector(text)
     }
 
+    /// A timestamp half an hour ahead of this machine's clock, plus `counter`: a device whose clock runs fast, but
+    /// within the skew the store accepts.
+    static func aheadOfNow(counter: UInt64 = 0) -> String {
+        let nanoseconds = UInt64((Date().timeIntervalSince1970 + 1_800) * 1e9) & ~0xFFFF
+        return String(nanoseconds + counter, radix: 16)
+    }
+
     @Test("A REST write mints a version of the node's source; the node's next write replaces it")
     func restWritesMintVersions() async throws {
         let node = SourceID(uuid: UUID())
@@ -98,7 +105,9 @@ struct VersionVectorStoreTests {
             let statuses = try await database.checkProposedVersions([
                 ProposedVersion(docID: "doc", vector: fromDevice),
                 ProposedVersion(
-                    docID: "doc", vector: try Self.vector("18ebd0a000000000@\(Self.deviceA); \(minted.current)")),
+                    docID: "doc",
+                    vector: try Self.vector(
+                        "\(String(minted.current.timestamp + 0x10000, radix: 16))@\(Self.deviceA); \(minted.current)")),
                 ProposedVersion(docID: "doc", vector: try Self.vector("18ebd0a000000000@\(Self.deviceA)")),
                 ProposedVersion(docID: "new", vector: fromDevice),
                 ProposedVersion(docID: "_bad", vector: fromDevice),
@@ -119,13 +128,15 @@ struct VersionVectorStoreTests {
             try await database.save("doc", body: json(#"{"v":0}"#), parentRevID: nil)
             let nodeVersion = try #require(try await database.document("doc")?.vector).current
             // A device far ahead of this node's clock writes over the node's version.
-            let ahead = try Self.vector("7000000000000000@\(Self.deviceA); \(nodeVersion)")
+            let aheadTime = Self.aheadOfNow()
+            let ahead = try Self.vector("\(aheadTime)@\(Self.deviceA); \(nodeVersion)")
             #expect(
                 try await database.insertVersionedRevisions([
                     VersionedRevision(docID: "doc", vector: ahead, body: json(#"{"v":1}"#))
                 ]) == [.inserted(sequence: 2)])
             // Then a device that saw only A's version, not the node's, writes over it.
-            let overA = try Self.vector("7000000000010000@\(Self.deviceB); 7000000000000000@\(Self.deviceA)")
+            let overA = try Self.vector(
+                "\(Self.aheadOfNow(counter: 0x10000))@\(Self.deviceB); \(aheadTime)@\(Self.deviceA)")
             _ = try await database.insertVersionedRevisions([
                 VersionedRevision(docID: "doc", vector: overA, body: json(#"{"v":2}"#))
             ])
@@ -139,11 +150,30 @@ struct VersionVectorStoreTests {
         }
     }
 
+    @Test("A version more than an hour ahead of this node's clock is refused, and the clock does not move")
+    func farFutureVersionsAreRefused() async throws {
+        try await withDatabase(configuration: Self.nodeConfiguration(SourceID(uuid: UUID()))) { database in
+            let farAhead = try Self.vector("ffffffffffff0000@\(Self.deviceA)")
+            let results = try await database.insertVersionedRevisions([
+                VersionedRevision(docID: "doc", vector: farAhead, body: json("{}"))
+            ])
+            guard case .failed(.invalidRevisionHistory(let docID, let reason)) = results.first else {
+                Issue.record("a far-future version was not refused: \(results)")
+                return
+            }
+            #expect(docID == "doc" && reason.contains("ahead of this node's clock"))
+            #expect(try await database.document("doc") == nil)
+            try await database.save("after", body: json("{}"), parentRevID: nil)
+            let minted = try #require(try await database.document("after")?.vector).current
+            #expect(minted.timestamp < UInt64((Date().timeIntervalSince1970 + 60) * 1e9))
+        }
+    }
+
     @Test("The clock never goes back across a restart")
     func clockSurvivesRestart() async throws {
         try await withTemporaryDirectory { directory in
             let node = SourceID(uuid: UUID())
-            let ahead = try Self.vector("7000000000000000@\(Self.deviceA)")
+            let ahead = try Self.vector("\(Self.aheadOfNow())@\(Self.deviceA)")
             do {
                 let store = try DocumentStore(dataDirectory: directory, configuration: Self.nodeConfiguration(node))
                 let database = try await store.database(named: "db")

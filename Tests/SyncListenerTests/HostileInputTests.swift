@@ -681,6 +681,114 @@ extension HostileInputTests {
     }
 }
 
+extension HostileInputTests {
+    static let sourceA = "ddja2MCRTril1aX52skGJg"
+    static let sourceB = "W4IpzVcVScq75WMaxJ6WUA"
+    static let sourceC = "HDL3DmjHQ6aGU6XSGrYP5g"
+
+    /// Malformed versions, sent on a CBMobile_4 connection (spec §4.6, WIRE-NOTES §4): each is refused naming the
+    /// problem, and nothing is stored.
+    static var versionMessageCases: [MessageCase] {
+        [
+            MessageCase(
+                name: "CBMobile_4 rev whose timestamp is not hex", profile: "rev",
+                properties: [("id", "v1"), ("rev", "18ebd07g63c50000@\(sourceA)")], body: "{}",
+                expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 rev whose timestamp has 17 hex digits", profile: "rev",
+                properties: [("id", "v2"), ("rev", "118ebd07f63c50000@\(sourceA)")], body: "{}",
+                expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 rev with a short source ID", profile: "rev",
+                properties: [("id", "v3"), ("rev", "18ebd07f63c50000@ddja2MCR")], body: "{}", expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 rev whose source ID is not base64", profile: "rev",
+                properties: [("id", "v4"), ("rev", "18ebd07f63c50000@ddja2MCRTril1aX52skG!!")], body: "{}",
+                expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 rev with one lone merge version", profile: "rev",
+                properties: [
+                    ("id", "v5"), ("rev", "18ebd07f63c50000@\(sourceA)"),
+                    ("history", "18ebd07f63c40000@\(sourceB); 18ebd07f63c30000@\(sourceC)"),
+                ], body: "{}", expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 rev naming one source twice", profile: "rev",
+                properties: [
+                    ("id", "v6"), ("rev", "18ebd07f63c50000@\(sourceA)"), ("history", "18ebd07f63c40000@\(sourceA)"),
+                ], body: "{}", expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 rev older than the history it claims", profile: "rev",
+                properties: [
+                    ("id", "v7"), ("rev", "18ebd07f63c50000@\(sourceA)"), ("history", "18ebd07f63c60000@\(sourceB)"),
+                ], body: "{}", expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 rev from the far future", profile: "rev",
+                properties: [("id", "v8"), ("rev", "ffffffffffff0000@\(sourceA)")], body: "{}",
+                expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 proposeChanges with the timestamp as a JSON number", profile: "proposeChanges",
+                properties: [("collection", "0")], body: #"[["v9",1795758121990000000,"",30]]"#,
+                expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 proposeChanges with a malformed previous version", profile: "proposeChanges",
+                properties: [("collection", "0")], body: #"[["v10","18ebd07f63c50000@\#(sourceA); zz@","",30]]"#,
+                expectedError: "HTTP/400"),
+            MessageCase(
+                name: "CBMobile_4 subChanges asking for rev trees", profile: "subChanges",
+                properties: [("collection", "0"), ("versioning", "rev-trees")], body: "",
+                expectedError: "LiteCore/501"),
+        ]
+    }
+
+    @Test("every malformed version on a CBMobile_4 connection gets a 400 naming it; nothing is stored")
+    func badVersions() async throws {
+        let logs = LogRecorder()
+        let table = Table()
+        try await TestGateway.run(logger: logs.logger(level: .debug)) { gateway in
+            try await ActivePeer.connect(port: gateway.port, offering: "BLIP_3+CBMobile_4") { peer in
+                _ = try await peer.send(
+                    GetCollectionsRequest(checkpointIDs: ["cp-hostile"], collections: [.default]),
+                    expecting: GetCollectionsReply.self)
+                for item in Self.versionMessageCases {
+                    let start = logs.count
+                    var properties = BLIPProperties(item.properties)
+                    properties["Profile"] = item.profile
+                    if item.profile == "rev" { properties["collection"] = "0" }
+                    let message = BLIPMessage(kind: .request, properties: properties, body: Array(item.body.utf8))
+                    var observed = "reply"
+                    var text = ""
+                    do {
+                        _ = try await peer.connection.sendRequest(message)
+                    } catch let error as BLIPErrorReply {
+                        observed = "\(error.domain)/\(error.code)"
+                        text = error.message
+                    }
+                    await table.appendMessage(
+                        item.name, observed == "reply" ? "reply" : "error reply \(observed) \"\(text)\"",
+                        logs.lines(from: start))
+                    #expect(observed == item.expectedError, "\(item.name): \(observed) \(text)")
+                    if item.profile == "rev" {
+                        #expect(!text.isEmpty, "\(item.name): the error names no problem")
+                    }
+                }
+                #expect(await peer.connection.isOpen, "the listener closed the connection")
+                let database = try await gateway.database
+                for index in 1...10 {
+                    #expect(try await database.document("v\(index)") == nil, "v\(index) was stored")
+                }
+                try await peer.send(
+                    RevRequest(
+                        docID: "v-good", revision: try WireRevision(received: "18ebd07f63c50000@\(Self.sourceA)"),
+                        noConflicts: true, collection: 0, body: Array(#"{"ok":true}"#.utf8)))
+                #expect(
+                    try await database.document("v-good")?.vector?.current.description
+                        == "18ebd07f63c50000@\(Self.sourceA)")
+            }
+        }
+        print("hostile-version table:\n" + (await table.rows).joined(separator: "\n"))
+    }
+}
+
 extension HostileInputTests.Table {
     func appendMessage(_ name: String, _ outcome: String, _ lines: [String]) {
         let logged = lines.map { "`\($0.replacingOccurrences(of: "|", with: "\\|").prefix(160))`" }.joined(

@@ -261,6 +261,7 @@ let package = Package(
                 "ReplicationProtocol",
                 "SyncIdentifiers",
                 "SyncJSON",
+                "VersionVectors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -537,6 +538,7 @@ let package = Package(
                 "EdgeReplication",
                 "EdgeConfig",
                 "EdgeGatewayTestSupport",
+                "VersionVectors",
             ],
         ),
         .testTarget(

@@ -73,7 +73,7 @@ struct BlobsController: Sendable {
     /// revision on top of `rev`; without `rev` the document must not exist yet and is created around it.
     private func put(_ call: RESTCall, docID: String, name: String) async throws -> Response {
         let keyspace = call.keyspace
-        let parent = try RESTRevisions.expectedRevision(call, body: nil)
+        let parent = try await RESTRevisions.expectedRevision(call, body: nil, docID: docID)
         if let length = call.request.headers[.contentLength].flatMap(Int.init), length > call.maxBodySize {
             throw RESTError.bodyTooLarge(limit: call.maxBodySize)
         }

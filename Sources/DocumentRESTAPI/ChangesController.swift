@@ -25,7 +25,14 @@ struct ChangesController: Sendable {
         case normal, longpoll, continuous
     }
 
+    /// How `changes` entries name revisions: by rev-tree ID, or (`version_type=cv`, as Sync Gateway 4) by current
+    /// version, falling back to the rev-tree ID for a revision that has none.
+    private enum VersionType: String {
+        case rev, cv
+    }
+
     private struct Parameters: Sendable {
+        var versionType: VersionType
         var since: Int64
         var limit: Int
         var includeDocs: Bool
@@ -56,7 +63,12 @@ struct ChangesController: Sendable {
             }
             return Duration.milliseconds(milliseconds)
         }
+        let versionTypeText = call.queryString("version_type") ?? "rev"
+        guard let versionType = VersionType(rawValue: versionTypeText) else {
+            throw .badRequest("version_type must be rev or cv, got '\(versionTypeText)'")
+        }
         return Parameters(
+            versionType: versionType,
             since: since,
             limit: try call.queryInteger("limit", range: 1...Int.max) ?? .max,
             includeDocs: try call.queryFlag("include_docs"),
@@ -85,7 +97,7 @@ struct ChangesController: Sendable {
             var lastSequence = parameters.since
             while results.count < parameters.limit, let batch = try await iterator.nextCommitted() {
                 for change in batch.prefix(parameters.limit - results.count) {
-                    results.append(try await Self.entry(change, includeDocs: parameters.includeDocs, keyspace))
+                    results.append(try await Self.entry(change, parameters, keyspace))
                     lastSequence = change.sequence
                 }
             }
@@ -94,7 +106,7 @@ struct ChangesController: Sendable {
                 let batch = try await iterator.nextCommitted()
             {
                 for change in batch.prefix(parameters.limit) {
-                    results.append(try await Self.entry(change, includeDocs: parameters.includeDocs, keyspace))
+                    results.append(try await Self.entry(change, parameters, keyspace))
                     lastSequence = change.sequence
                 }
             }
@@ -119,7 +131,7 @@ struct ChangesController: Sendable {
         feed: while !Task.isCancelled {
             while let batch = try await iterator.nextCommitted() {
                 for change in batch {
-                    let line = try await entry(change, includeDocs: parameters.includeDocs, keyspace)
+                    let line = try await entry(change, parameters, keyspace)
                     try await writer.write(ByteBuffer(bytes: line.serialized + [UInt8(ascii: "\n")]))
                     lastSequence = change.sequence
                     sent += 1
@@ -156,23 +168,29 @@ struct ChangesController: Sendable {
         }
     }
 
-    private static func entry(_ change: Change, includeDocs: Bool, _ keyspace: RESTKeyspace) async throws
+    private static func entry(_ change: Change, _ parameters: Parameters, _ keyspace: RESTKeyspace) async throws
         -> JSONValue
     {
+        let revision =
+            switch parameters.versionType {
+            case .rev: change.revID.description
+            case .cv: change.version?.description ?? change.revID.description
+            }
         var entry: JSONObject = [
             "seq": .integer(Int(change.sequence)),
             "id": .string(change.docID),
-            "changes": [["rev": .string(change.revID.description)]],
+            "changes": [["rev": .string(revision)]],
         ]
         if change.deleted { entry["deleted"] = true }
-        if includeDocs,
+        if parameters.includeDocs,
             let revision = try await keyspace.database.revision(
                 change.docID, revID: change.revID, in: keyspace.collection),
             let body = revision.body
         {
             entry["doc"] = .object(
                 try RESTDocuments.documentObject(
-                    docID: change.docID, revID: change.revID, deleted: change.deleted, body: body))
+                    docID: change.docID, revID: change.revID, version: change.version, deleted: change.deleted,
+                    body: body))
         }
         return .object(entry)
     }

@@ -5,6 +5,7 @@ import NIOCore
 import ReplicationProtocol
 import SyncIdentifiers
 import SyncJSON
+import VersionVectors
 
 /// `GET /{keyspace}`, and single documents: `GET`, `PUT`, `DELETE /{keyspace}/{docid}`, `POST /{keyspace}`.
 struct DocumentsController: Sendable {
@@ -66,7 +67,7 @@ struct DocumentsController: Sendable {
             return try await openRevisions(call, docID: docID)
         }
         let withHistory = try call.queryFlag("revs")
-        let revision: (revID: RevisionID, deleted: Bool, body: Data)
+        let revision: (revID: RevisionID, version: Version?, deleted: Bool, body: Data)
         if let revText = call.queryString("rev") {
             let revID = try RESTRevisions.parse(revText)
             guard
@@ -75,16 +76,17 @@ struct DocumentsController: Sendable {
             else {
                 throw RESTError.notFound("missing")
             }
-            revision = (revID, stored.deleted, body)
+            revision = (revID, nil, stored.deleted, body)
         } else {
             guard let document = try await keyspace.database.document(docID, in: keyspace.collection) else {
                 throw RESTError.notFound("missing")
             }
             guard !document.deleted else { throw RESTError.notFound("deleted") }
-            revision = (document.revID, document.deleted, document.body)
+            revision = (document.revID, document.vector?.current, document.deleted, document.body)
         }
         var object = try RESTDocuments.documentObject(
-            docID: docID, revID: revision.revID, deleted: revision.deleted, body: revision.body)
+            docID: docID, revID: revision.revID, version: revision.version, deleted: revision.deleted,
+            body: revision.body)
         if withHistory {
             object["_revisions"] = try await RESTDocuments.revisionsValue(
                 keyspace, docID: docID, revID: revision.revID)
@@ -139,7 +141,7 @@ struct DocumentsController: Sendable {
         if call.queryString("new_edits") != nil, try !call.queryFlag("new_edits") {
             return try await putKeepingRevision(call, docID: docID, object: object)
         }
-        let parent = try RESTRevisions.expectedRevision(call, body: object)
+        let parent = try await RESTRevisions.expectedRevision(call, body: object, docID: docID)
         let saved = try await RESTDocuments.write(object, docID: docID, parent: parent, in: call.keyspace)
         return DocumentRESTAPI.json(
             ["id": .string(docID), "ok": true, "rev": .string(saved.revID.description)], status: .created,
@@ -168,7 +170,7 @@ struct DocumentsController: Sendable {
     }
 
     private func delete(_ call: RESTCall, docID: String) async throws -> Response {
-        guard let parent = try RESTRevisions.expectedRevision(call, body: nil) else {
+        guard let parent = try await RESTRevisions.expectedRevision(call, body: nil, docID: docID) else {
             throw RESTError.conflict("Document update conflict: a rev (query or If-Match) is required to delete")
         }
         let saved = try await call.keyspace.database.delete(docID, parentRevID: parent, in: call.keyspace.collection)
@@ -186,8 +188,28 @@ enum RESTRevisions {
         }
     }
 
-    /// The revision a write replaces: `?rev=`, `If-Match` or the body's `_rev`, which must agree.
-    static func expectedRevision(_ call: RESTCall, body: JSONObject?) throws(RESTError) -> RevisionID? {
+    /// The revision a write to `docID` replaces: `?rev=`, `If-Match` or the body's `_rev`, which must agree. Each
+    /// may be a rev-tree ID or, as Sync Gateway 4 accepts, a version (`<hex time>@<source>`), which must be the
+    /// document's current version; otherwise the write conflicts.
+    static func expectedRevision(_ call: RESTCall, body: JSONObject?, docID: String) async throws -> RevisionID? {
+        guard let text = try expectedRevisionText(call, body: body) else { return nil }
+        guard text.contains("@") else { return try parse(text) }
+        let version: Version
+        do throws(InvalidVersion) {
+            version = try Version(text)
+        } catch {
+            throw RESTError.badRequest(error.description)
+        }
+        let keyspace = call.keyspace
+        guard let document = try await keyspace.database.document(docID, in: keyspace.collection),
+            document.vector?.current == version
+        else {
+            throw RESTError.conflict("Document update conflict: \(text) is not the document's current version")
+        }
+        return document.revID
+    }
+
+    private static func expectedRevisionText(_ call: RESTCall, body: JSONObject?) throws(RESTError) -> String? {
         var candidates: [String] = []
         if let rev = call.queryString("rev") { candidates.append(rev) }
         if let ifMatch = call.request.headers[.ifMatch] {
@@ -203,17 +225,21 @@ enum RESTRevisions {
         guard candidates.allSatisfy({ $0 == first }) else {
             throw .badRequest("the revision IDs in ?rev, If-Match and _rev differ")
         }
-        return try parse(first)
+        return first
     }
 }
 
 /// Documents as REST clients see them: the stored body with `_id`, `_rev` and `_deleted` around it.
 enum RESTDocuments {
     /// Top-level properties a client may send that are not stored in the body.
-    static let metaProperties: Set<String> = ["_id", "_rev", "_revisions", "_deleted"]
+    static let metaProperties: Set<String> = ["_id", "_rev", "_cv", "_revisions", "_deleted"]
 
-    static func documentObject(docID: String, revID: RevisionID, deleted: Bool, body: Data) throws -> JSONObject {
+    /// `version`, the revision's current version when known, follows `_rev` as `_cv` (Sync Gateway 4's name).
+    static func documentObject(
+        docID: String, revID: RevisionID, version: Version? = nil, deleted: Bool, body: Data
+    ) throws -> JSONObject {
         var object: JSONObject = ["_id": .string(docID), "_rev": .string(revID.description)]
+        if let version { object["_cv"] = .string(version.description) }
         if deleted { object["_deleted"] = true }
         let stored: JSONValue
         do {

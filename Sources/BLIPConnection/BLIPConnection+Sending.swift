@@ -10,6 +10,14 @@ extension BLIPConnection {
         return try await awaitReply(to: number)
     }
 
+    /// As `sendRequest`, calling `numbered` once the request has its number and its place in the queue, before the
+    /// reply: a caller whose requests must reach the peer in a set order can go on with the next one then.
+    package func sendRequest(_ request: BLIPMessage, numbered: @Sendable () -> Void) async throws -> BLIPMessage {
+        let number = try await enqueueRequest(request)
+        numbered()
+        return try await awaitReply(to: number)
+    }
+
     /// Sends a request whose body comes from `body`, chunk by chunk, and waits for its reply.
     ///
     /// The body is framed as it arrives and never held whole: each chunk waits for queue space like any

@@ -82,11 +82,18 @@ extension PassiveReplicationSession {
         do {
             try await withTaskCancellationHandler {
                 try await withThrowingDiscardingTaskGroup { group in
+                    // Each batch's `changes` is numbered before anything after it, the caught-up marker included, as
+                    // LiteCore numbers a pull's messages: a client's replies are then to the same numbers.
                     func enqueue(_ batch: [Change]) async throws {
                         try await limits.sendingBatch()
+                        let (numbered, signal) = AsyncStream<Void>.makeStream()
                         group.addTask {
-                            try await self.offer(batch, subscription: subscription, receiver: receiver, limits: limits)
+                            defer { signal.finish() }
+                            try await self.offer(
+                                batch, subscription: subscription, receiver: receiver, limits: limits,
+                                numbered: { signal.finish() })
                         }
+                        for await _ in numbered {}
                     }
                     var since = subscription.since
                     while !Task.isCancelled {
@@ -123,7 +130,8 @@ extension PassiveReplicationSession {
     /// they go out as soon as it arrives; its place among the unanswered batches is freed then, not once its
     /// revisions are answered.
     private func offer(
-        _ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState, limits: PullFeedLimits
+        _ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState, limits: PullFeedLimits,
+        numbered: @escaping @Sendable () -> Void
     ) async throws {
         let rows = batch.map { change in
             // A CBMobile_4 tombstone row has no body size (WIRE-NOTES §6).
@@ -137,7 +145,7 @@ extension PassiveReplicationSession {
         let request = ChangesRequest(rows: rows, collection: subscription.keyspace.index)
         let replyMessage: BLIPMessage
         do {
-            replyMessage = try await connection.sendRequest(.request(request, isUrgent: true))
+            replyMessage = try await connection.sendRequest(.request(request, isUrgent: true), numbered: numbered)
         } catch {
             await limits.batchAnswered()
             readAhead?.task.cancel()

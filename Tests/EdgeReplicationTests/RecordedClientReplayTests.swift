@@ -4,28 +4,32 @@ import EdgeStore
 import Foundation
 import HummingbirdWSClient
 import NIOCore
+import ReplicationProtocol
+import SyncIdentifiers
 import Testing
 import UpstreamDialer
 
-/// Couchbase Lite 3.2.4's own client frames, replayed byte for byte to the listener over a real WebSocket.
+/// Couchbase Lite 3.2.4's own client frames, replayed byte for byte to the listener over a real WebSocket (the
+/// 4.0.3 ones go through the same machinery in `RecordedVersionVectorSessionTests`).
 ///
 /// Each client frame of the recorded connection is sent as one binary WebSocket message, in wire order, once
-/// the replies the recorded client had received before sending it have arrived from our listener. The frames
+/// the replies the recorded client had received before sending it have arrived from our listener. A reply to one of
+/// the passive's requests goes out under the number of our listener's request with the same content, the only
+/// bytes changed (the CRC covers the payload, not the frame header). The frames
 /// are valid as they stand: they are deflated with the client's own stream and carry the client's running CRC,
 /// neither of which depends on the other side. Our replies are decoded with BLIPCodec; every one must be a
 /// success, except where the recorded LiteCore peer answered with the same error (a missing checkpoint is a
 /// 404), and the pushed revisions must end up in the store with the recorded revision IDs.
 ///
-/// Replayed: `push-oneshot` (one connection) and `update-delete` (a first push, then, on a second connection,
-/// an update and a deletion whose `setCheckpoint` names the `1-cc` checkpoint revision our first answer
-/// created, as LiteCore's did).
+/// Replayed: `push-oneshot` and `update-delete` (whose second connection's `setCheckpoint` names the `1-cc`
+/// checkpoint revision our first answer created, as LiteCore's did), and with their pulls `pull-oneshot`,
+/// `pull-tombstone`, `blob`, `conflict`, `delta`, `bulk-500` and the push of `blob-2mb`. For a pull, the listener
+/// starts with the documents the recorded passive had of its own (`seedPassiveDocuments`), and each recorded reply of
+/// the client waits for the listener's request with the same content as LiteCore's (`replayExchanges`).
 ///
-/// Not replayable verbatim, because the recorded client frames answer requests of the recorded passive peer:
-/// pull transcripts (`pull-oneshot`, `pull-tombstone`, the pulling connections of `blob`, `conflict`, `delta`,
-/// `collections`, `pushpull-continuous`) reply to the peer's `changes` and `rev` messages by message number and
-/// acknowledge its bytes with ACK frames, so they only make sense if our listener sent exactly the recorded
-/// messages, with the recorded sequences and revision IDs of a LiteCore database. `auth-fail` needs a listener
-/// with the recorded password. Those transcripts are covered at the codec level in BLIPCodecTests.
+/// Not replayed: `collections` and `pushpull-continuous` (a named-collection session in legacy-free mode and a
+/// continuous one whose passive took a third party's writes mid-session; BLIPCodecTests decodes them), the pull of
+/// `blob-2mb` (see `transcripts324`) and `auth-fail`, which needs a listener with the recorded password.
 @Suite("Couchbase Lite's recorded client frames replayed to the listener")
 struct RecordedClientReplayTests {
     @Test("push-oneshot: three new documents with their recorded revision IDs")
@@ -51,6 +55,30 @@ struct RecordedClientReplayTests {
         }
     }
 
+    /// The 3.2.4 transcripts with their pulls: the listener starts with the recorded passive's own documents and
+    /// must send what LiteCore sent (`replayExchanges`).
+    /// The connections replayed of each; nil for all. In `blob-2mb` connection 1 the client pulls the 2 MB blob and
+    /// acknowledges it with ACK frames counting the recorded passive's bytes: the listener frames the reply its own
+    /// way, so those counts do not add up to its frames and it waits for acknowledgements that never come.
+    static let transcripts324: [String: Set<Int>?] = [
+        "pull-oneshot.jsonl": nil, "pull-tombstone.jsonl": nil, "blob.jsonl": nil, "blob-2mb.jsonl": [0],
+        "conflict.jsonl": nil, "delta.jsonl": nil, "bulk-500.jsonl": nil,
+    ]
+
+    @Test(
+        "3.2.4 sessions, pulls included: the listener answers and sends as the recorded LiteCore passive did",
+        arguments: transcripts324.keys.sorted())
+    func replayWithPulls(_ fileName: String) async throws {
+        let connections = try RecordedClientConnection.load(fileName, only: Self.transcripts324[fileName] ?? nil)
+        try await TestGateway.run { gateway in
+            let database = try await gateway.database
+            let seeded = try await Self.seedPassiveDocuments(of: connections, into: database)
+            let (pushed, _) = try await Self.replayExchanges(connections, to: gateway)
+            try await Self.expectStored(pushed, in: gateway)
+            print("\(fileName) (3.2.4): \(seeded) documents of the passive's own, \(pushed.count) pushed")
+        }
+    }
+
     /// Replays the connections one after the other; returns the `rev`s pushed, last one per document.
     static func replay(
         _ connections: [RecordedClientConnection], to gateway: TestGateway
@@ -61,6 +89,9 @@ struct RecordedClientReplayTests {
     /// Replays the connections one after the other, each offering the subprotocols its client offered; returns
     /// the `rev`s pushed (last one per document) and every request with our listener's reply.
     /// Replies to `unchecked` profiles are returned but not required to succeed.
+    /// Each recorded reply of a pulling client waits for our listener's request with the same content as the
+    /// recorded passive's (profile, document, revision, history; a `changes` the same rows), so the listener must
+    /// send what LiteCore sent.
     static func replayExchanges(
         _ connections: [RecordedClientConnection], to gateway: TestGateway, unchecked: Set<String> = []
     ) async throws -> (pushed: [PushedRevision], exchanges: [RecordedExchange]) {
@@ -112,14 +143,54 @@ struct RecordedClientReplayTests {
                 try server.receive(Array(frame.data.readableBytesView))
             }
         }
+        let recordedRequests = Dictionary(
+            try connection.recordedPassiveRequests().map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+        /// Our requests already matched to a recorded one, by our number.
+        var matched: Set<UInt64> = []
+        /// Our number for each recorded request matched, so that every frame of a reply in several frames goes to it.
+        var ourNumbers: [UInt64: UInt64] = [:]
+        /// Reads our listener's frames until it has sent a request with the same content as the recorded passive's
+        /// `recorded` (`summary(of:)`); returns its number.
+        func awaitRequest(like recorded: BLIPMessage) async throws -> UInt64 {
+            let wanted = Self.summary(of: recorded)
+            while true {
+                if let ours = server.requests.first(where: {
+                    !matched.contains($0.number) && Self.summary(of: $0) == wanted
+                }) {
+                    matched.insert(ours.number)
+                    return ours.number
+                }
+                guard let frame = try await iterator.next() else {
+                    throw TimedOut(
+                        what: "the listener to send what LiteCore sent as #\(recorded.number), \(wanted); it sent "
+                            + server.requests.map { "#\($0.number) \(Self.summary(of: $0))" }.joined(separator: "; "))
+                }
+                try server.receive(Array(frame.data.readableBytesView))
+            }
+        }
         var awaitingReply: Set<UInt64> = []
         for frame in connection.frames {
             try await awaitReplies(to: frame.repliesReceivedBefore)
-            for request in try client.receive(frame.payload) where !request.isNoReply {
+            var payload = frame.payload
+            if let number = frame.replyTo, let recorded = recordedRequests[number] {
+                // A pulling client's reply answers the listener's request with the same content. Requests of two
+                // collections' feeds may be numbered in another order than LiteCore's, so the reply frame is given
+                // our request's number; its payload and checksum stay as recorded (the CRC covers the payload only).
+                let ours: UInt64
+                if let known = ourNumbers[number] {
+                    ours = known
+                } else {
+                    ours = try await awaitRequest(like: recorded)
+                    ourNumbers[number] = ours
+                    client.assembler.expectReply(to: ours)
+                }
+                payload = try Self.renumbered(payload, to: ours)
+            }
+            for request in try client.receive(payload) where !request.isNoReply {
                 server.assembler.expectReply(to: request.number)
                 awaitingReply.insert(request.number)
             }
-            try await outbound.write(.binary(ByteBuffer(bytes: frame.payload)))
+            try await outbound.write(.binary(ByteBuffer(bytes: payload)))
         }
         try await awaitReplies(to: awaitingReply)
         for number in awaitingReply.sorted() {
@@ -145,6 +216,82 @@ struct RecordedClientReplayTests {
             return RecordedExchange(request: request, reply: reply)
         }
         return (pushed, exchanges)
+    }
+
+    /// Stores the documents the recorded passive had of its own (the revisions it sent that no recorded client
+    /// pushed) in the order of its sequences, so that the listener's feed numbers and names them as LiteCore's did.
+    static func seedPassiveDocuments(
+        of connections: [RecordedClientConnection], into database: DocumentDatabase
+    ) async throws -> Int {
+        var pushed: Set<String> = []
+        var seeds: [(sequence: Int, collection: CollectionName, revision: RevRequest)] = []
+        var seen: Set<String> = []
+        for connection in connections {
+            let clientRequests = try connection.recordedClientRequests()
+            for request in clientRequests where request.properties["Profile"] == "rev" {
+                pushed.insert("\(request.properties["id"] ?? "") \(request.properties["rev"] ?? "")")
+            }
+            let collections =
+                try clientRequests.first { $0.properties["Profile"] == "getCollections" }.map {
+                    try GetCollectionsRequest(properties: MessageProperties($0.properties.pairs), body: $0.body)
+                }?.collections ?? []
+            for request in try connection.recordedPassiveRequests() where request.properties["Profile"] == "rev" {
+                let key = "\(request.properties["id"] ?? "") \(request.properties["rev"] ?? "")"
+                guard !pushed.contains(key), seen.insert(key).inserted else { continue }
+                let rev = try RevRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
+                let collection = rev.collection.flatMap { collections.indices.contains($0) ? collections[$0] : nil }
+                seeds.append((Int(request.properties["sequence"] ?? "") ?? 0, collection ?? .default, rev))
+            }
+        }
+        for seed in seeds.sorted(by: { $0.sequence < $1.sequence }) {
+            let rev = seed.revision
+            let results =
+                switch rev.revision {
+                case .vector(let vector):
+                    try await database.insertVersionedRevisions(
+                        [
+                            VersionedRevision(
+                                docID: rev.docID, vector: vector, deleted: rev.deleted, body: Data(rev.body))
+                        ],
+                        in: seed.collection)
+                case .tree(let revisionID):
+                    try await database.insertExistingRevisions(
+                        [
+                            ExistingRevision(
+                                docID: rev.docID, revID: revisionID, history: rev.history.ancestors,
+                                deleted: rev.deleted, body: Data(rev.body))
+                        ], in: seed.collection)
+                }
+            guard case .inserted? = results.first else {
+                Issue.record("\(rev.docID) was not seeded: \(results)")
+                continue
+            }
+        }
+        return seeds.count
+    }
+
+    /// A BLIP frame with its message number (the leading varint) replaced.
+    static func renumbered(_ frame: [UInt8], to number: UInt64) throws -> [UInt8] {
+        var index = frame.startIndex
+        _ = try Varint.read(from: frame, at: &index)
+        var result: [UInt8] = []
+        Varint.append(number, to: &result)
+        return result + frame[index...]
+    }
+
+    /// What must be the same in our listener's request and the recorded passive's: the profile, the document and
+    /// revision it names, and for `changes` each row's document, revision and deletion.
+    static func summary(of request: BLIPMessage) -> String {
+        let properties = request.properties
+        var summary = [properties["Profile"], properties["id"], properties["rev"], properties["history"]]
+            .map { $0 ?? "-" }.joined(separator: " ")
+        if properties["Profile"] == "changes",
+            let changes = try? ChangesRequest(properties: MessageProperties(properties.pairs), body: request.body)
+        {
+            summary +=
+                " " + changes.rows.map { "\($0.docID)@\($0.revision)/\($0.flags.rawValue)" }.joined(separator: ",")
+        }
+        return summary
     }
 
     /// Each pushed revision is its document's current one: by rev-tree ID, or by current version when it was
@@ -192,6 +339,8 @@ struct RecordedClientConnection: Sendable {
         var payload: [UInt8]
         /// Numbers of the client's requests that the recorded peer had answered before the client sent this.
         var repliesReceivedBefore: Set<UInt64>
+        /// For the client's reply to one of the recorded peer's requests (a pull's `changes` or `rev`): its number.
+        var replyTo: UInt64?
     }
 
     var conn: Int
@@ -201,6 +350,37 @@ struct RecordedClientConnection: Sendable {
     var frames: [Frame]
     /// Error codes of the recorded peer's error replies, by request number.
     var recordedErrorCodes: [UInt64: Int]
+    /// The recorded passive peer's binary frames in wire order.
+    var passiveFrames: [[UInt8]] = []
+
+    /// The requests the recorded passive peer sent on this connection (a pull's `changes` and `rev`s, a push's
+    /// `getAttachment`s), decoded with both directions' streams.
+    func recordedPassiveRequests() throws -> [BLIPMessage] {
+        var client = try Decoding()
+        var passive = try Decoding()
+        for frame in frames {
+            if let number = frame.replyTo { client.assembler.expectReply(to: number) }
+            for request in try client.receive(frame.payload) where !request.isNoReply {
+                passive.assembler.expectReply(to: request.number)
+            }
+        }
+        var requests: [BLIPMessage] = []
+        for payload in passiveFrames {
+            requests += try passive.receive(payload)
+        }
+        return requests
+    }
+
+    /// The requests the recorded client sent, decoded.
+    func recordedClientRequests() throws -> [BLIPMessage] {
+        var client = try Decoding()
+        var requests: [BLIPMessage] = []
+        for frame in frames {
+            if let number = frame.replyTo { client.assembler.expectReply(to: number) }
+            requests += try client.receive(frame.payload)
+        }
+        return requests
+    }
 
     static let fixtures = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures")
 
@@ -228,9 +408,15 @@ struct RecordedClientConnection: Sendable {
                 ?? RecordedClientConnection(
                     conn: conn, subprotocols: offered[conn] ?? ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"], frames: [],
                     recordedErrorCodes: [:])
+            if object["direction"] as? String == "passive->active" {
+                connection.passiveFrames.append(try bytes(hex: hex))
+            }
             if object["direction"] as? String == "active->passive" {
+                let type = decoded["type"] as? String
                 connection.frames.append(
-                    Frame(payload: try bytes(hex: hex), repliesReceivedBefore: answered[conn] ?? []))
+                    Frame(
+                        payload: try bytes(hex: hex), repliesReceivedBefore: answered[conn] ?? [],
+                        replyTo: type == "RPY" || type == "ERR" ? (decoded["msg_no"] as? Int).map(UInt64.init) : nil))
             } else if let type = decoded["type"] as? String, type == "RPY" || type == "ERR",
                 let number = decoded["msg_no"] as? Int
             {

@@ -222,3 +222,70 @@ struct VersionVectorSessionTests {
         }
     }
 }
+
+extension VersionVectorSessionTests {
+    /// Every connection of `conflict`, the pulling ones included: their replies to the recorded passive's `changes`
+    /// and `rev` land on this listener's own requests of the same numbers, which it must survive. B's resolved
+    /// version (its own current version over A's) is accepted in the end, as LiteCore accepted it.
+    @Test("conflict (4.0.3), every connection: B's resolution of the conflict is accepted over A's version")
+    func conflictResolvedAndPushed() async throws {
+        let connections = try RecordedClientConnection.load("conflict.jsonl", from: Self.fourthGeneration)
+        try await TestGateway.run { gateway in
+            _ = try await RecordedClientReplayTests.replayExchanges(
+                connections, to: gateway, unchecked: ["setCheckpoint", "subChanges"])
+            let database = try await gateway.database
+            let stored = try #require(try await database.document("conflict-000000"))
+            #expect(
+                stored.vector?.description
+                    == "18ebd0850a630000@HDL3DmjHQ6aGU6XSGrYP5g; 18ebd084db420001@W4IpzVcVScq75WMaxJ6WUA")
+        }
+    }
+}
+
+/// Every `cbl-4.0.3` transcript of a 4.x client with this listener in the recorded passive's place: the listener
+/// starts with the recorded passive's own documents, every client frame is replayed in order, and both what the
+/// listener answers and what it sends a pulling client must match the recording.
+@Suite("Couchbase Lite 4.0.3's recorded sessions replayed to the listener, pulls included")
+struct RecordedVersionVectorSessionTests {
+    struct Transcript: Sendable, CustomStringConvertible {
+        var fileName: String
+        var collections: [CollectionName] = [.default]
+        /// The connections replayed; nil for all.
+        var connections: Set<Int>? = nil
+        var description: String { fileName }
+    }
+
+    static let transcripts: [Transcript] = [
+        Transcript(fileName: "push-oneshot.jsonl"),
+        Transcript(fileName: "update-delete.jsonl"),
+        Transcript(fileName: "bulk-500.jsonl"),
+        Transcript(fileName: "pull-oneshot.jsonl"),
+        Transcript(fileName: "pull-tombstone.jsonl"),
+        Transcript(fileName: "blob.jsonl"),
+        Transcript(fileName: "conflict.jsonl"),
+        // Connection 1 resumes from the checkpoints of connection 0, which hold LiteCore's sequences: one series per
+        // collection. This store numbers a database's collections in one series, so those `since` values name other
+        // places here (any client of this listener saves this listener's own sequences and resumes correctly).
+        Transcript(
+            fileName: "collections.jsonl",
+            collections: [
+                try! CollectionName(parsing: "store.inventory"), try! CollectionName(parsing: "store.orders"),
+            ],
+            connections: [0]),
+    ]
+
+    @Test("the listener answers and sends as the recorded LiteCore passive did", arguments: transcripts)
+    func replay(_ transcript: Transcript) async throws {
+        let connections = try RecordedClientConnection.load(
+            transcript.fileName, from: VersionVectorSessionTests.fourthGeneration, only: transcript.connections)
+        try await TestGateway.run(collections: transcript.collections) { gateway in
+            let database = try await gateway.database
+            let seeded = try await RecordedClientReplayTests.seedPassiveDocuments(of: connections, into: database)
+            let (pushed, _) = try await RecordedClientReplayTests.replayExchanges(connections, to: gateway)
+            if transcript.collections == [.default] {
+                try await RecordedClientReplayTests.expectStored(pushed, in: gateway)
+            }
+            print("\(transcript): \(seeded) documents of the passive's own, \(pushed.count) pushed")
+        }
+    }
+}

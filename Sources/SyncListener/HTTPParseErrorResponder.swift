@@ -19,6 +19,13 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
     /// decoder fails before the next one is handed on. (Whatever is written after an upgrade, raw WebSocket bytes
     /// included, must pass untouched, so this handler does not look at writes.)
     private var answered = false
+    /// Set once the answer is on its way: what the client still sends is read and dropped until it stops, or until
+    /// `lingerTime`, and only then is the connection closed (see `answer`).
+    private var lingering = false
+
+    /// How long a refused connection is drained before it is closed regardless, as nginx's `lingering_time` bounds
+    /// its lingering close.
+    static let lingerTime: TimeAmount = .seconds(5)
     /// Set while this handler is in the pipeline: a failed upgrade is learnt from the upgrade's future, not from
     /// an event of this handler.
     private var context: ChannelHandlerContext?
@@ -55,7 +62,16 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
         if case .headerOverflow = error { .requestHeaderFieldsTooLarge } else { .badRequest }
     }
 
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !lingering else { return }
+        context.fireChannelRead(data)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if lingering {
+            // The decoder, failed for good, reports every later read as an error: that is the draining.
+            return
+        }
         guard let parserError = error as? HTTPParserError else {
             context.fireErrorCaught(error)
             return
@@ -67,12 +83,16 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
                 "peer": .string(SyncListener.peerDescription(context.remoteAddress)),
                 "status": "\(status.code)", "error": "\(parserError)",
             ])
-        // The decoder cannot go on after an error, so the connection closes once the answer is out.
+        // The decoder cannot go on after an error, so the connection closes once the answer is out; the error goes no
+        // further, since this handler answers it and closes the connection itself.
         answer(context: context, status: status, message: nil)
-        context.fireErrorCaught(error)
     }
 
-    /// Writes the answer, once per connection, and closes the connection after it.
+    /// Writes the answer, once per connection, and closes the connection after it, lingeringly: the sending side
+    /// is shut (the client reads the answer, then the end of the stream) while what the client still sends is read
+    /// and dropped, until it closes its side or `lingerTime` passes. Closing with unread bytes in the socket would
+    /// send a reset, and a client that writes its whole request before reading (Python's `http.client` does) would
+    /// see that reset instead of the answer.
     private func answer(context: ChannelHandlerContext, status: HTTPResponseStatus, message: String?) {
         guard !answered else {
             context.close(promise: nil)
@@ -85,9 +105,18 @@ final class HTTPParseErrorResponder: ChannelInboundHandler, RemovableChannelHand
         context.write(
             wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        lingering = true
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            boundContext.value.close(promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { result in
+            let context = boundContext.value
+            guard case .success = result else {
+                context.close(promise: nil)
+                return
+            }
+            let halfClosed = context.eventLoop.makePromise(of: Void.self)
+            context.close(mode: .output, promise: halfClosed)
+            halfClosed.futureResult.whenFailure { _ in boundContext.value.close(promise: nil) }
+            context.eventLoop.scheduleTask(in: Self.lingerTime) { boundContext.value.close(promise: nil) }
         }
     }
 }

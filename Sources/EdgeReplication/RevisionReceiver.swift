@@ -63,15 +63,12 @@ struct RevisionReceiver: Sendable {
             let revision = request.existingRevision(stored, revisionID: revisionID, noConflicts: noConflicts)
             outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
         case .vector(let vector):
-            // Decided by vector comparison in the store's own transaction; a concurrent version is a conflict, as
-            // the pusher resolves conflicts before it pushes.
+            // Decided by vector comparison in the writer's transaction, shared with the revisions around it; a
+            // concurrent version is a conflict, as the pusher resolves conflicts before it pushes.
             let revision = VersionedRevision(
                 docID: request.docID, vector: vector, deleted: request.deleted, body: stored.data,
                 bodyScan: stored.scan)
-            let results = try await storeCall(countingFailuresIn: counters) {
-                try await database.insertVersionedRevisions([revision], in: collection)
-            }
-            outcome = results[0]
+            outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
         }
         return Received(outcome: outcome, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
     }

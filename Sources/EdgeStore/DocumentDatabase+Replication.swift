@@ -22,8 +22,15 @@ extension DocumentDatabase {
         try await insertPreparedRevisions(revisions.map(Self.prepare), in: collection, resolvingConflictsWith: resolver)
     }
 
-    /// A revision validated, with the blobs its body refers to, or why it cannot be stored.
-    typealias PreparedRevision = Result<(revision: ExistingRevision, blobDigests: Set<String>), StoreError>
+    /// A revision validated, with the blobs its body refers to: named by its rev-tree ID and history, or by its
+    /// version vector (CBMobile_4).
+    enum PreparedInsert {
+        case tree(ExistingRevision, blobDigests: Set<String>)
+        case versioned(VersionedRevision, blobDigests: Set<String>)
+    }
+
+    /// A revision ready for the writer's transaction, or why it cannot be stored.
+    typealias PreparedRevision = Result<PreparedInsert, StoreError>
 
     /// Validation and the JSON scan of the body: the part of an insert that needs no database, done before
     /// (and outside) the writer's transaction, where concurrent callers can each do their own.
@@ -31,7 +38,8 @@ extension DocumentDatabase {
         do throws(StoreError) {
             try DocumentID.validate(revision.docID)
             try validateHistory(of: revision)
-            return .success((revision, try blobDigests(of: revision.body, scanned: revision.bodyScan)))
+            return .success(
+                .tree(revision, blobDigests: try blobDigests(of: revision.body, scanned: revision.bodyScan)))
         } catch {
             return .failure(error)
         }
@@ -60,7 +68,11 @@ extension DocumentDatabase {
                 switch item {
                 case .failure(let error):
                     results.append(.failed(error))
-                case .success(let (revision, digests)):
+                case .success(.versioned(let revision, let digests)):
+                    results.append(
+                        try Self.insertVersioned(
+                            revision, blobDigests: digests, collectionID: collectionID, storage: &storage, in: db))
+                case .success(.tree(let revision, let digests)):
                     let result = try Self.insert(
                         revision, blobDigests: digests, collectionID: collectionID,
                         resolver: resolver, storage: &storage)

@@ -88,65 +88,48 @@ extension DocumentDatabase {
     /// document's current revision becomes that revision's child in the rev tree, under a minted revision ID
     /// (generation + 1, a digest of its body), so that rev-tree peers get it too; its vector is kept beside it.
     /// One already known changes nothing; a concurrent one is refused as a conflict, since the peer resolves
-    /// conflicts before it pushes (`noconflicts`).
+    /// conflicts before it pushes (`noconflicts`). `RevisionInserter` stores them the same way, several callers'
+    /// per transaction.
     package func insertVersionedRevisions(
         _ revisions: [VersionedRevision], in collection: CollectionName = .default
     ) async throws -> [ExistingRevisionResult] {
-        // Validation and the body scan happen before the transaction, as for rev-tree revisions.
-        let now = Date()
-        let prepared = revisions.map { revision -> Result<(VersionedRevision, Set<String>), StoreError> in
-            do throws(StoreError) {
-                try DocumentID.validate(revision.docID)
-                try Self.refuseFarFuture(revision, now: now)
-                return .success((revision, try Self.blobDigests(of: revision.body, scanned: revision.bodyScan)))
-            } catch {
-                return .failure(error)
-            }
+        try await insertPreparedRevisions(revisions.map(Self.prepare), in: collection, resolvingConflictsWith: nil)
+    }
+
+    /// Validation, the clock check and the body scan of a versioned revision, before and outside the transaction.
+    static func prepare(_ revision: VersionedRevision) -> PreparedRevision {
+        do throws(StoreError) {
+            try DocumentID.validate(revision.docID)
+            try refuseFarFuture(revision, now: Date())
+            return .success(
+                .versioned(revision, blobDigests: try blobDigests(of: revision.body, scanned: revision.bodyScan)))
+        } catch {
+            return .failure(error)
         }
-        return try await write { db in
-            let collectionID = try self.collectionID(collection, in: db, createIfMissing: true)!
-            var storage = DocumentRevisionStorage(
-                db: db, configuration: self.configuration, versionSource: self.versionSource)
-            var results: [ExistingRevisionResult] = []
-            results.reserveCapacity(prepared.count)
-            for preparation in prepared {
-                let revision: VersionedRevision
-                let digests: Set<String>
-                switch preparation {
-                case .failure(let error):
-                    results.append(.failed(error))
-                    continue
-                case .success(let prepared):
-                    (revision, digests) = prepared
-                }
-                let existing = try DocumentRevisionStorage.documentRow(
-                    db, collectionID: collectionID, docID: revision.docID)
-                switch try Self.descent(of: revision.vector, onto: existing, in: db) {
-                case .known:
-                    results.append(.alreadyPresent)
-                case .conflicts(let current):
-                    results.append(.failed(.conflict(docID: revision.docID, currentRevID: current)))
-                case .extends(let parent):
-                    guard (parent?.generation ?? 0) < UInt32.max else {
-                        results.append(
-                            .failed(.invalidRevisionHistory(docID: revision.docID, reason: "generation limit reached")))
-                        continue
-                    }
-                    var minted = ExistingRevision(
-                        docID: revision.docID,
-                        revID: RevisionID.minted(
-                            parent: parent, deleted: revision.deleted, canonicalBody: revision.body),
-                        history: parent.map { [$0] } ?? [], deleted: revision.deleted, body: revision.body,
-                        noConflicts: true)
-                    minted.vector = revision.vector
-                    results.append(
-                        try Self.insert(
-                            minted, blobDigests: digests, collectionID: collectionID, resolver: nil,
-                            storage: &storage))
-                }
+    }
+
+    /// Stores one prepared versioned revision inside the writer's transaction (see `insertVersionedRevisions`).
+    static func insertVersioned(
+        _ revision: VersionedRevision, blobDigests digests: Set<String>, collectionID: Int64,
+        storage: inout DocumentRevisionStorage, in db: GRDB.Database
+    ) throws -> ExistingRevisionResult {
+        let existing = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: revision.docID)
+        switch try descent(of: revision.vector, onto: existing, in: db) {
+        case .known:
+            return .alreadyPresent
+        case .conflicts(let current):
+            return .failed(.conflict(docID: revision.docID, currentRevID: current))
+        case .extends(let parent):
+            guard (parent?.generation ?? 0) < UInt32.max else {
+                return .failed(.invalidRevisionHistory(docID: revision.docID, reason: "generation limit reached"))
             }
-            try storage.finish()
-            return results
+            var minted = ExistingRevision(
+                docID: revision.docID,
+                revID: RevisionID.minted(parent: parent, deleted: revision.deleted, canonicalBody: revision.body),
+                history: parent.map { [$0] } ?? [], deleted: revision.deleted, body: revision.body, noConflicts: true)
+            minted.vector = revision.vector
+            return try insert(
+                minted, blobDigests: digests, collectionID: collectionID, resolver: nil, storage: &storage)
         }
     }
 

@@ -56,6 +56,11 @@ package actor RevisionInserter {
         try await enqueue(DocumentDatabase.prepare(revision))
     }
 
+    /// Inserts a CBMobile_4 revision as `insertVersionedRevisions` would, in a transaction shared as above.
+    package nonisolated func insert(_ revision: VersionedRevision) async throws -> ExistingRevisionResult {
+        try await enqueue(DocumentDatabase.prepare(revision))
+    }
+
     private func enqueue(_ revision: DocumentDatabase.PreparedRevision) async throws -> ExistingRevisionResult {
         try await withCheckedThrowingContinuation { continuation in
             waiting.append(Waiting(revision: revision, continuation: continuation))

@@ -654,23 +654,8 @@ extension HostileInputTests {
                 try await ListenerResourceLimitTests.expectAnswered(by: bystander)
                 try await ActivePeer.connect(port: gateway.port, configure: Self.answerWithWrongBlobBytes) { peer in
                     for item in Self.messageCases {
-                        let start = logs.count
-                        var properties = BLIPProperties(item.properties)
-                        if !item.profile.isEmpty { properties["Profile"] = item.profile }
-                        let message = BLIPMessage(kind: .request, properties: properties, body: Array(item.body.utf8))
-                        let observed: String
-                        do {
-                            _ = try await peer.connection.sendRequest(message)
-                            observed = "reply"
-                        } catch let error as BLIPErrorReply {
-                            observed = "\(error.domain)/\(error.code)"
-                            await table.appendMessage(
-                                item.name, "error reply \(observed) \"\(error.message)\"", logs.lines(from: start))
-                        }
-                        if observed == "reply" {
-                            await table.appendMessage(item.name, "reply", logs.lines(from: start))
-                        }
-                        #expect(observed == (item.expectedError ?? "reply"), "\(item.name): \(observed)")
+                        let observed = try await Self.send(item, on: peer, logs: logs, table: table)
+                        #expect(observed.outcome == (item.expectedError ?? "reply"), "\(item.name): \(observed)")
                     }
                     #expect(await peer.connection.isOpen, "the listener closed the connection")
                 }
@@ -750,25 +735,12 @@ extension HostileInputTests {
                     GetCollectionsRequest(checkpointIDs: ["cp-hostile"], collections: [.default]),
                     expecting: GetCollectionsReply.self)
                 for item in Self.versionMessageCases {
-                    let start = logs.count
-                    var properties = BLIPProperties(item.properties)
-                    properties["Profile"] = item.profile
-                    if item.profile == "rev" { properties["collection"] = "0" }
-                    let message = BLIPMessage(kind: .request, properties: properties, body: Array(item.body.utf8))
-                    var observed = "reply"
-                    var text = ""
-                    do {
-                        _ = try await peer.connection.sendRequest(message)
-                    } catch let error as BLIPErrorReply {
-                        observed = "\(error.domain)/\(error.code)"
-                        text = error.message
-                    }
-                    await table.appendMessage(
-                        item.name, observed == "reply" ? "reply" : "error reply \(observed) \"\(text)\"",
-                        logs.lines(from: start))
-                    #expect(observed == item.expectedError, "\(item.name): \(observed) \(text)")
+                    var versionItem = item
+                    if item.profile == "rev" { versionItem.properties.append(("collection", "0")) }
+                    let observed = try await Self.send(versionItem, on: peer, logs: logs, table: table)
+                    #expect(observed.outcome == item.expectedError, "\(item.name): \(observed)")
                     if item.profile == "rev" {
-                        #expect(!text.isEmpty, "\(item.name): the error names no problem")
+                        #expect(!observed.message.isEmpty, "\(item.name): the error names no problem")
                     }
                 }
                 #expect(await peer.connection.isOpen, "the listener closed the connection")
@@ -786,6 +758,29 @@ extension HostileInputTests {
             }
         }
         print("hostile-version table:\n" + (await table.rows).joined(separator: "\n"))
+    }
+}
+
+extension HostileInputTests {
+    /// Sends one bad request on `peer` and records its row; returns "reply" or the error's `domain/code`, with the
+    /// error's message.
+    static func send(
+        _ item: MessageCase, on peer: ActivePeer, logs: LogRecorder, table: Table
+    ) async throws -> (outcome: String, message: String) {
+        let start = logs.count
+        var properties = BLIPProperties(item.properties)
+        if !item.profile.isEmpty { properties["Profile"] = item.profile }
+        let message = BLIPMessage(kind: .request, properties: properties, body: Array(item.body.utf8))
+        do {
+            _ = try await peer.connection.sendRequest(message)
+            await table.appendMessage(item.name, "reply", logs.lines(from: start))
+            return ("reply", "")
+        } catch let error as BLIPErrorReply {
+            let outcome = "\(error.domain)/\(error.code)"
+            await table.appendMessage(
+                item.name, "error reply \(outcome) \"\(error.message)\"", logs.lines(from: start))
+            return (outcome, error.message)
+        }
     }
 }
 

@@ -51,7 +51,7 @@ final class ClientBlobTable: Sendable {
 /// Seeded generator of valid replication requests, mutated: one per worker, so that its inputs depend only on its
 /// seed, not on how the workers interleave.
 struct HandlerFuzzInputs {
-    /// Requests recorded from Couchbase Lite 3.2.4 (the fixture transcripts), sent as they are or mutated.
+    /// Requests recorded from Couchbase Lite 3.2.4 and 4.0.3 (the fixture transcripts), sent as they are or mutated.
     let recorded: [BLIPMessage]
     let blobs: ClientBlobTable
     /// The `collection` property every collection-specific message carries; `nil` in legacy mode.

@@ -162,11 +162,11 @@ extension PassiveReplicationSession {
         let readAheadIsCurrent = prefetched.map { !database.hasCommitted(after: $0.generation) } ?? false
         let reply = try replyMessage.decode(ChangesReply.self)
         let capabilities = await receiver.update(with: reply.capabilities)
-        // The rev-tree revisions the puller has; a CBMobile_4 puller lists its versions instead, which a vector
-        // sent whole does not need.
-        let requested = batch.enumerated().compactMap { index, change -> (Change, [RevisionID], Int)? in
+        // What the puller has of each document: rev-tree revisions, or from a CBMobile_4 puller the versions of its
+        // vector, which a vector sent whole does not need but which name its delta base.
+        let requested = batch.enumerated().compactMap { index, change -> (Change, [WireRevision], Int)? in
             guard case .send(let known) = reply.entry(at: index) else { return nil }
-            return (change, known.compactMap(\.revisionID), index)
+            return (change, known, index)
         }
         try await RevisionWindow.send(
             requested, bodySize: \.0.bodySize, over: connection,
@@ -176,14 +176,14 @@ extension PassiveReplicationSession {
                 let requests = window.map { change, known, _ in
                     OutgoingRevisionRequest(
                         docID: change.docID, revID: change.revID,
-                        knownRevIDs: Set(known),
+                        knownRevIDs: Set(known.compactMap(\.revisionID)),
                         maxHistory: capabilities.effectiveMaxHistory)
                 }
                 var revisions = [OutgoingRevision?](repeating: nil, count: requests.count)
                 var unread: [Int] = []
                 for (position, (_, known, index)) in window.enumerated() {
                     // A read-ahead revision is the one to send when the puller has none of the document's.
-                    if known.isEmpty, readAheadIsCurrent, let prefetched,
+                    if known.allSatisfy({ $0.revisionID == nil }), readAheadIsCurrent, let prefetched,
                         readAhead?.maxHistory == capabilities.effectiveMaxHistory,
                         let revision = prefetched.revisions[index]
                     {
@@ -205,7 +205,7 @@ extension PassiveReplicationSession {
                     }
                 }
                 let deltaBases = try await self.deltaBases(
-                    for: window.map { ($0.0, $0.1) }, capabilities: capabilities, in: collection)
+                    for: window.map { ($0.0, $0.1.first) }, capabilities: capabilities, in: collection)
                 return Array(zip(revisions, deltaBases))
             },
             preparing: { requested, read in
@@ -249,20 +249,28 @@ extension PassiveReplicationSession {
         return WireRevision(version)
     }
 
-    /// For each requested change, the revision to send a delta against: the nearest ancestor the puller said
-    /// it has (its `changes` reply lists them, nearest first), read with its body in one snapshot for the
-    /// whole window; `nil` where there is none with a body, or where no delta may be sent.
+    /// For each requested change, the revision to send a delta against: the first the puller said it has (its
+    /// `changes` reply lists them, nearest first: a rev-tree ID, or a CBMobile_4 puller's current version), read
+    /// with its body in one snapshot for the whole window; `nil` where there is none with a body, or where no
+    /// delta may be sent.
     private nonisolated func deltaBases(
-        for window: [(Change, [RevisionID])], capabilities: ReceiverCapabilities,
+        for window: [(Change, WireRevision?)], capabilities: ReceiverCapabilities,
         in collection: CollectionName
     ) async throws -> [OutgoingRevision?] {
-        // A CBMobile_4 puller names its delta base by version; bases are found by rev-tree ID only, so it gets
-        // whole bodies.
-        guard configuration.deltaSync, capabilities.deltas, !usesVersionVectors else { return window.map { _ in nil } }
+        guard configuration.deltaSync, capabilities.deltas else { return window.map { _ in nil } }
         var requests: [OutgoingRevisionRequest] = []
         var rows: [Int] = []
         for (row, (change, known)) in window.enumerated() {
-            guard let base = known.first else { continue }
+            let base: RevisionID?
+            switch known {
+            case .tree(let revisionID)?:
+                base = revisionID
+            case .vector(let vector)?:
+                base = try await database.revisionID(change.docID, currentVersion: vector.current, in: collection)
+            case nil:
+                base = nil
+            }
+            guard let base else { continue }
             requests.append(OutgoingRevisionRequest(docID: change.docID, revID: base, knownRevIDs: [], maxHistory: 1))
             rows.append(row)
         }

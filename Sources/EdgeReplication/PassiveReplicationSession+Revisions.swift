@@ -37,7 +37,11 @@ extension PassiveReplicationSession {
             let delta = try delta(to: body, from: deltaBase, capabilities: capabilities)
         {
             body = delta
-            deltaSource = .tree(deltaBase.revID)
+            // A CBMobile_4 puller named the base by its current version, and gets it back so.
+            deltaSource =
+                if usesVersionVectors, let vector = deltaBase.vector { WireRevision(vector.current) } else {
+                    .tree(deltaBase.revID)
+                }
         }
         // On CBMobile_4 a revision with a vector goes as its whole vector, which holds its history.
         let sentRevision: WireRevision

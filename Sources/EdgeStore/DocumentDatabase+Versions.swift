@@ -133,6 +133,30 @@ extension DocumentDatabase {
         }
     }
 
+    /// The revision of `docID` whose current version is `version`, when it is still stored with its body: the
+    /// revision a CBMobile_4 puller names as the one it has, as a delta base.
+    package func revisionID(
+        _ docID: String, currentVersion version: Version, in collection: CollectionName = .default
+    ) async throws -> RevisionID? {
+        try await read { db in
+            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false),
+                let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
+            else { return nil }
+            let statement = try db.cachedStatement(
+                sql:
+                    "SELECT rev_id, vector FROM revisions WHERE doc_row = ? AND body IS NOT NULL AND vector IS NOT NULL"
+            )
+            var found: RevisionID?
+            try statement.directRows([.integer(row.rowID)]) { row in
+                guard found == nil, let revID = row.string(0), let text = row.string(1),
+                    try HybridLogicalVector(stored: text, in: "revisions").current == version
+                else { return }
+                found = try RevisionID(stored: revID, in: "revisions")
+            }
+            return found
+        }
+    }
+
     /// How far ahead of this node's wall clock a received version may be. The clock moves past every version it
     /// takes in, so one from the far future (a peer's clock set wrong, or a hostile one) would stamp every later
     /// write here with that time and leave the counter no room; LiteCore's hybrid clock refuses such times too

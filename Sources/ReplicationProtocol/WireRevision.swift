@@ -15,11 +15,18 @@ package enum WireRevision: Sendable, Hashable, CustomStringConvertible {
             self = .tree(try RevisionID(received: text))
             return
         }
+        let vector: HybridLogicalVector
         do throws(InvalidVersion) {
-            self = .vector(try HybridLogicalVector(text))
+            vector = try HybridLogicalVector(text)
         } catch {
             throw .invalidVersion(error.text, reason: error.reason.description)
         }
+        do throws(InvalidVersion.Reason) {
+            try vector.checkCurrentIsNewest()
+        } catch {
+            throw .invalidVersion(text, reason: error.description)
+        }
+        self = .vector(vector)
     }
 
     /// A vector of this one version, as `changes` rows and `rev` properties name a revision.

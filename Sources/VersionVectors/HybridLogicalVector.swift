@@ -34,7 +34,6 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
             guard case .version(let current)? = head.first else { throw .emptyVector }
             let tail = parts.count > 1 ? try Self.entries(parts[1]) : []
             try self.init(current: current, rest: Array(head.dropFirst()), previous: tail)
-            try checkCurrentIsNewest()
         } catch {
             throw InvalidVersion(text: text, reason: error)
         }
@@ -60,8 +59,9 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
     }
 
     /// A received vector's current version must be its newest: the writer's clock was ahead of everything it had
-    /// seen when it stamped it (checked where a peer's text is parsed, not for vectors this node builds).
-    private func checkCurrentIsNewest() throws(InvalidVersion.Reason) {
+    /// seen when it stamped it. Checked where a peer's text is parsed (`init(revision:history:)` and the protocol's
+    /// readers), not for vectors this node stored.
+    package func checkCurrentIsNewest() throws(InvalidVersion.Reason) {
         if let newer = (merge + previous).first(where: { $0.timestamp >= current.timestamp }) {
             throw .currentOlderThan(newer)
         }

@@ -4,6 +4,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import SyncJSON
 import Testing
 import VersionVectors
 
@@ -151,25 +152,34 @@ struct VersionVectorSessionTests {
         }
     }
 
-    @Test("a 4.x puller that has a document lists its versions; the document is not sent again when it has it")
-    func pullerWithTheVersion() async throws {
-        let connections = try RecordedClientConnection.load("push-oneshot.jsonl", from: Self.fourthGeneration)
+    @Test("a 4.x puller that lists the version it has gets the newer one as a delta against it, named by version")
+    func deltaAgainstThePullersVersion() async throws {
         try await TestGateway.run { gateway in
-            let pushed = try await RecordedClientReplayTests.replay(connections, to: gateway)
+            let database = try await gateway.database
+            // Over `DeltaPolicy.minimumBodySize`, so that a delta is worth sending.
+            let notes = String(repeating: "calibrated weekly; ", count: 20)
+            let body = #"{"sensor":"t1","notes":"\#(notes)","unit":"celsius","site":"north shed"}"#
+            let first = try await database.save("reading", body: Data(body.utf8), parentRevID: nil)
+            let had = try #require(try await database.document("reading")?.vector?.current)
+            let updated = body.replacingOccurrences(of: "north shed", with: "south shed")
+            try await database.save("reading", body: Data(updated.utf8), parentRevID: first.revID)
+            let current = try #require(try await database.document("reading")?.vector)
+
             let puller = PullRecorder()
-            let known = try Dictionary(
-                uniqueKeysWithValues: pushed.map { ($0.docID, [try WireRevision(received: $0.revID)]) })
-            await puller.setKnownRevisions(known)
+            await puller.setKnownRevisions(["reading": [WireRevision(had)]])
             try await ActivePeer.connect(
                 port: gateway.port, offering: Self.pullerOffer4, configure: { await puller.install(on: $0) }
             ) { peer in
                 try await peer.send(SubChangesRequest(batchSize: 200, versioning: .versionVectors))
-                try await eventually("every revision pulled") { await puller.has(revisions: pushed.count, caughtUp: 1) }
+                try await eventually("the revision pulled") { await puller.has(revisions: 1, caughtUp: 1) }
             }
-            for revision in await puller.revisions {
-                #expect(revision.deltaSource == nil)
-                #expect(revision.revision.description == pushed.first { $0.docID == revision.docID }?.revID)
-            }
+            let revision = try #require(await puller.revisions.first)
+            #expect(revision.revision == .vector(current))
+            #expect(revision.deltaSource == WireRevision(had))
+            let applied = try JSONDelta.apply(
+                delta: JSONValue(parsing: revision.body), to: JSONValue(parsing: Array(body.utf8)))
+            #expect(applied == (try JSONValue(parsing: Array(updated.utf8))))
+            #expect(revision.body.count < updated.utf8.count)
         }
     }
 

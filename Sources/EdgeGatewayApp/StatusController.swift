@@ -19,6 +19,8 @@ struct StatusController: Sendable {
             var peer: String
             var user: String?
             var database: String
+            var userAgent: String?
+            var subprotocol: String
             var since: Date
             var documentsPushed: Int
             var documentsPulled: Int
@@ -126,7 +128,8 @@ struct StatusController: Sendable {
             },
             connections: status.connections.map {
                 .init(
-                    peer: $0.peer, user: $0.user, database: $0.database, since: $0.since,
+                    peer: $0.peer, user: $0.user, database: $0.database, userAgent: $0.userAgent,
+                    subprotocol: $0.subprotocol, since: $0.since,
                     documentsPushed: $0.documentsPushed, documentsPulled: $0.documentsPulled)
             },
             documentsPushed: status.documentsPushed, documentsPulled: status.documentsPulled)

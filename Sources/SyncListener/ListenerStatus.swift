@@ -26,6 +26,10 @@ public struct ListenerStatus: Sendable, Equatable {
         /// The authenticated user; nil when the listener has no users (`auth = "none"` or client certificates).
         package var user: String?
         package var database: String
+        /// The client's `User-Agent` (Couchbase Lite names its version and platform there).
+        package var userAgent: String?
+        /// The subprotocol chosen, which says whether revisions travel as version vectors (CBMobile_4).
+        package var subprotocol: String
         /// When the upgrade was accepted.
         package var since: Date
         /// Revisions the client pushed and this side stored.
@@ -66,6 +70,8 @@ struct ConnectionRecord: Sendable {
     var peer: String
     var user: String?
     var database: String
+    var userAgent: String?
+    var subprotocol: String
     var since: Date
     var counters: ReplicationCounters
 }
@@ -99,7 +105,8 @@ actor ListenerState {
         var snapshot = status
         snapshot.connections = openConnections.sorted { $0.key < $1.key }.map { _, record in
             ListenerStatus.Connection(
-                peer: record.peer, user: record.user, database: record.database, since: record.since,
+                peer: record.peer, user: record.user, database: record.database, userAgent: record.userAgent,
+                subprotocol: record.subprotocol, since: record.since,
                 documentsPushed: record.counters.documentsPushed, documentsPulled: record.counters.documentsPulled)
         }
         snapshot.documentsPushed = totals.documentsPushed

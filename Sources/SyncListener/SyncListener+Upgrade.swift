@@ -20,8 +20,9 @@ extension SyncListener {
             var accepted = try await validateSync(headers: headers, databaseName: databaseName)
             accepted.peer = peer
             let record = ConnectionRecord(
-                peer: peer, user: authenticatedUser(headers),
-                database: accepted.database.name, since: Date(), counters: accepted.counters)
+                peer: peer, user: authenticatedUser(headers), database: accepted.database.name,
+                userAgent: accepted.userAgent, subprotocol: accepted.subprotocol.rawValue, since: Date(),
+                counters: accepted.counters)
             guard let id = await state.reserveConnection(record, limit: configuration.maxConnections) else {
                 throw Refusal.listenerFull
             }

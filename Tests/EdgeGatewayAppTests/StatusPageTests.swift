@@ -143,6 +143,9 @@ struct StatusPageTests {
                 #expect(during.contains(#"<td data-label="Device"><code>127.0.0.1:"#))
                 #expect(during.contains(#"<td data-label="User">&lt;i&gt;eve&amp;co&#39;s&lt;/i&gt;</td>"#))
                 #expect(during.contains(#"<td data-label="Database">inventory</td>"#))
+                // Which app and protocol generation the device runs: the edge's replicator speaks CBMobile_3.
+                #expect(
+                    during.contains(#"<span class="muted">CBMobile_3, revision trees (Couchbase Lite 3)</span></td>"#))
                 #expect(during.contains(#"<td data-label="Since"><time datetime=""#))
                 #expect(during.contains(#" s ago)</span></td>"#))
                 #expect(during.contains(#"<td data-label="Pushed" class="number">5</td>"#))
@@ -158,6 +161,8 @@ struct StatusPageTests {
                 let connection = try #require((listeners.first?["connections"] as? [[String: Any]])?.first)
                 #expect(connection["user"] as? String == Self.hostileUser)
                 #expect(connection["database"] as? String == "inventory")
+                #expect(connection["subprotocol"] as? String == "BLIP_3+CBMobile_3")
+                #expect((connection["userAgent"] as? String)?.isEmpty == false)
                 #expect((connection["peer"] as? String)?.hasPrefix("127.0.0.1:") == true)
                 #expect(connection["documentsPushed"] as? Int == 5)
                 #expect(connection["documentsPulled"] as? Int == 2)

@@ -1,5 +1,6 @@
 import EdgePairing
 import Foundation
+import ReplicationProtocol
 import SyncListener
 
 extension StatusPageSnapshot {
@@ -116,6 +117,8 @@ extension StatusPageSnapshot {
         let connections = status.connections.map { connection -> HTML in
             """
             <tr><td data-label="Device"><code>\(connection.peer)</code></td>\
+            <td data-label="App">\(connection.userAgent ?? "—")<br>\
+            <span class="muted">\(Self.protocolName(connection.subprotocol))</span></td>\
             <td data-label="User">\(connection.user ?? "—")</td>\
             <td data-label="Database">\(connection.database)</td>\
             <td data-label="Since">\(timestamp(connection.since, now: now))</td>\
@@ -127,7 +130,7 @@ extension StatusPageSnapshot {
             connections.isEmpty
             ? "<p class=\"empty\">No device connected.</p>"
             : """
-            <table class="connections"><thead><tr><th>Device</th><th>User</th><th>Database</th><th>Since</th>\
+            <table class="connections"><thead><tr><th>Device</th><th>App</th><th>User</th><th>Database</th><th>Since</th>\
             <th class="number">Pushed</th><th class="number">Pulled</th></tr></thead>
             <tbody>\(connections)</tbody></table>
             """
@@ -166,6 +169,16 @@ extension StatusPageSnapshot {
             \(turnedAwayTable)
             </article>
             """
+    }
+
+    /// How a connection's subprotocol reads to an operator: which generation of apps speaks it.
+    static func protocolName(_ subprotocol: String) -> String {
+        switch ReplicationSubprotocol(rawValue: subprotocol).replicationVersion {
+        case 4?: "CBMobile_4, version vectors (Couchbase Lite 4)"
+        case 3?: "CBMobile_3, revision trees (Couchbase Lite 3)"
+        case 2?: "CBMobile_2, revision trees (Couchbase Lite 2)"
+        default: subprotocol
+        }
     }
 
     private var upstreamsSection: HTML {

@@ -145,7 +145,8 @@ struct StatusPageTests {
                 #expect(during.contains(#"<td data-label="Database">inventory</td>"#))
                 // Which app and protocol generation the device runs: the edge's replicator speaks CBMobile_3.
                 #expect(
-                    during.contains(#"<span class="muted">CBMobile_3, revision trees (Couchbase Lite 3)</span></td>"#))
+                    during.contains(
+                        #"<span class="muted">CBMobile_3, revision trees (Couchbase Lite 3)</span></span></td>"#))
                 #expect(during.contains(#"<td data-label="Since"><time datetime=""#))
                 #expect(during.contains(#" s ago)</span></td>"#))
                 #expect(during.contains(#"<td data-label="Pushed" class="number">5</td>"#))

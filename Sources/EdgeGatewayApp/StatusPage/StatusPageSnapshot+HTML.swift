@@ -117,8 +117,8 @@ extension StatusPageSnapshot {
         let connections = status.connections.map { connection -> HTML in
             """
             <tr><td data-label="Device"><code>\(connection.peer)</code></td>\
-            <td data-label="App">\(connection.userAgent ?? "—")<br>\
-            <span class="muted">\(Self.protocolName(connection.subprotocol))</span></td>\
+            <td data-label="App"><span>\(connection.userAgent ?? "—")<br>\
+            <span class="muted">\(Self.protocolName(connection.subprotocol))</span></span></td>\
             <td data-label="User">\(connection.user ?? "—")</td>\
             <td data-label="Database">\(connection.database)</td>\
             <td data-label="Since">\(timestamp(connection.since, now: now))</td>\

@@ -4,6 +4,7 @@ import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
 import SyncJSON
+import VersionVectors
 
 // The client pulls: `subChanges` starts a feed of `changes` batches, and every row the client
 // asks for goes out as a `rev` (spec §3.4, §3.5, §3.7, §3.8).
@@ -258,18 +259,21 @@ extension PassiveReplicationSession {
         in collection: CollectionName
     ) async throws -> [OutgoingRevision?] {
         guard configuration.deltaSync, capabilities.deltas else { return window.map { _ in nil } }
+        // A CBMobile_4 puller's versions are turned into revision IDs for the whole window in one read.
+        var baseIDs = window.map { $0.1?.revisionID }
+        var versionRows: [Int] = []
+        var versions: [(docID: String, version: Version)] = []
+        for (row, (change, known)) in window.enumerated() {
+            guard case .vector(let vector)? = known else { continue }
+            versionRows.append(row)
+            versions.append((change.docID, vector.current))
+        }
+        for (row, base) in zip(versionRows, try await database.revisionIDs(currentVersions: versions, in: collection)) {
+            baseIDs[row] = base
+        }
         var requests: [OutgoingRevisionRequest] = []
         var rows: [Int] = []
-        for (row, (change, known)) in window.enumerated() {
-            let base: RevisionID?
-            switch known {
-            case .tree(let revisionID)?:
-                base = revisionID
-            case .vector(let vector)?:
-                base = try await database.revisionID(change.docID, currentVersion: vector.current, in: collection)
-            case nil:
-                base = nil
-            }
+        for (row, ((change, _), base)) in zip(window, baseIDs).enumerated() {
             guard let base else { continue }
             requests.append(OutgoingRevisionRequest(docID: change.docID, revID: base, knownRevIDs: [], maxHistory: 1))
             rows.append(row)

@@ -133,27 +133,34 @@ extension DocumentDatabase {
         }
     }
 
-    /// The revision of `docID` whose current version is `version`, when it is still stored with its body: the
-    /// revision a CBMobile_4 puller names as the one it has, as a delta base.
-    package func revisionID(
-        _ docID: String, currentVersion version: Version, in collection: CollectionName = .default
-    ) async throws -> RevisionID? {
-        try await read { db in
-            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false),
-                let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
-            else { return nil }
+    /// For each document and version, the revision whose current version it is, when that revision is still stored
+    /// with its body: the revisions CBMobile_4 pullers name as the ones they have, as delta bases. One read for a
+    /// whole window of them.
+    package func revisionIDs(
+        currentVersions lookups: [(docID: String, version: Version)], in collection: CollectionName = .default
+    ) async throws -> [RevisionID?] {
+        guard !lookups.isEmpty else { return [] }
+        return try await read { db in
+            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
+                return lookups.map { _ in nil }
+            }
             let statement = try db.cachedStatement(
                 sql:
                     "SELECT rev_id, vector FROM revisions WHERE doc_row = ? AND body IS NOT NULL AND vector IS NOT NULL"
             )
-            var found: RevisionID?
-            try statement.directRows([.integer(row.rowID)]) { row in
-                guard found == nil, let revID = row.string(0), let text = row.string(1),
-                    try HybridLogicalVector(stored: text, in: "revisions").current == version
-                else { return }
-                found = try RevisionID(stored: revID, in: "revisions")
+            return try lookups.map { docID, version in
+                guard
+                    let document = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
+                else { return nil }
+                var found: RevisionID?
+                try statement.directRows([.integer(document.rowID)]) { row in
+                    guard found == nil, let revID = row.string(0), let text = row.string(1),
+                        try HybridLogicalVector(stored: text, in: "revisions").current == version
+                    else { return }
+                    found = try RevisionID(stored: revID, in: "revisions")
+                }
+                return found
             }
-            return found
         }
     }
 

@@ -40,6 +40,11 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
         protocols.map(\.rawValue).joined(separator: ",")
     }
 
+    /// The entries of `Sec-WebSocket-Protocol` header lines, in the client's order, spaces trimmed.
+    package static func entries(offered headerValues: [String]) -> [ReplicationSubprotocol] {
+        headerValues.flatMap { $0.split(separator: ",") }.map { ReplicationSubprotocol(rawValue: $0.trimmingSpaces) }
+    }
+
     /// The go-blip rule: walk the client's list in its order (spaces trimmed; several header lines
     /// are read in order) and take the first entry we support, so the client's preference wins.
     /// `nil` when nothing matches.
@@ -47,15 +52,7 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
         offered headerValues: [String],
         supported: [ReplicationSubprotocol] = supported
     ) -> ReplicationSubprotocol? {
-        for value in headerValues {
-            for entry in value.split(separator: ",") {
-                let candidate = ReplicationSubprotocol(rawValue: entry.trimmingSpaces)
-                if supported.contains(candidate) {
-                    return candidate
-                }
-            }
-        }
-        return nil
+        entries(offered: headerValues).first { supported.contains($0) }
     }
 
     package static func select(

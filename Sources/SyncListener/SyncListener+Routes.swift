@@ -77,9 +77,7 @@ extension SyncListener {
             throw Refusal(
                 status: .forbidden,
                 message: ReplicationSubprotocol.mismatchMessage(supported: ReplicationSubprotocol.served),
-                unservedOffer: offered.flatMap { $0.split(separator: ",") }.map {
-                    $0.trimmingCharacters(in: .whitespaces)
-                })
+                unservedOffer: ReplicationSubprotocol.entries(offered: offered).map(\.rawValue))
         }
         let databaseTotals = state.databaseTotals[database.name] ?? state.totals
         return AcceptedSync(

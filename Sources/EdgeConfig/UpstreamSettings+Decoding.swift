@@ -11,7 +11,7 @@ extension UpstreamSettings {
         "client_key", "client_pkcs12", "client_pkcs12_password_file",
         "server_trust", "ca_certificates", "pinned_certificate", "pinned_sha256", "heartbeat",
         "max_attempts",
-        "max_attempt_wait", "conflict_resolver", "remote_uuid",
+        "max_attempt_wait", "conflict_resolver", "remote_uuid", "protocol",
     ]
 
     private enum AuthenticationMode: String, CaseIterable {
@@ -77,7 +77,8 @@ extension UpstreamSettings {
             conflictResolver: try table.choice("conflict_resolver", as: ConflictResolver.self)
                 ?? .default,
             remoteUUID: try table.string("remote_uuid"),
-            pairing: endpoints.pairing
+            pairing: endpoints.pairing,
+            replicationProtocol: try table.choice("protocol", as: UpstreamProtocol.self) ?? .auto
         )
         if !isSecure {
             try table.rejectPresent(Self.trustKeys, because: "with wss:// URLs")

@@ -29,6 +29,8 @@ package struct UpstreamSettings: Sendable, Equatable {
     /// Upper bound of the exponential back-off between attempts.
     package var maxAttemptWait: Duration
     package var conflictResolver: ConflictResolver
+    /// Which replication protocol generations are offered to the server.
+    package var replicationProtocol: UpstreamProtocol
     /// Stable identifier of the remote database, so checkpoints survive a change of URL.
     package var remoteUUID: String?
     /// The paired gateway's payload when the upstream is given by `pairing`: its addresses are tried in order
@@ -57,7 +59,8 @@ package struct UpstreamSettings: Sendable, Equatable {
         maxAttemptWait: Duration,
         conflictResolver: ConflictResolver,
         remoteUUID: String?,
-        pairing: PairingPayload? = nil
+        pairing: PairingPayload? = nil,
+        replicationProtocol: UpstreamProtocol = .auto
     ) {
         self.name = name
         self.database = database
@@ -75,6 +78,7 @@ package struct UpstreamSettings: Sendable, Equatable {
         self.conflictResolver = conflictResolver
         self.remoteUUID = remoteUUID
         self.pairing = pairing
+        self.replicationProtocol = replicationProtocol
     }
 }
 
@@ -97,6 +101,18 @@ package enum ConflictResolver: String, Sendable, Equatable, CaseIterable {
     /// Combine top-level properties of both sides; where both have a property with different
     /// values, the local side wins. A deletion on either side is decided by the default rule.
     case merge
+}
+
+/// `protocol = "auto" | "4" | "3"`: the replication protocol generations offered to the server.
+package enum UpstreamProtocol: String, Sendable, Equatable, CaseIterable {
+    /// Version vectors (CBMobile_4) where the server speaks them, else revision trees (CBMobile_3), as a
+    /// Couchbase Lite 4.0 puller offers: Sync Gateway 3.x and 4.x, Edge Server, Couchbase Lite 3.x and 4.x listeners,
+    /// another EdgeGateway.
+    case auto
+    /// Version vectors only: a Couchbase Lite 4.1+ listener, or to insist that versions survive the hop.
+    case versionVectors = "4"
+    /// Revision trees only (CBMobile_3, then 2): Sync Gateway 2.x/3.x, Edge Server 1.x, Couchbase Lite 3.x.
+    case revisionTrees = "3"
 }
 
 /// How the gateway authenticates to the upstream server.

@@ -3,6 +3,7 @@ import EdgeStore
 import Foundation
 import Hummingbird
 import NIOCore
+import ReplicationProtocol
 import SyncListener
 import Synchronization
 
@@ -102,6 +103,13 @@ struct MetricsController: Sendable {
         if let lag = try? await upstream.replicator.pullCheckpointLag() {
             metrics.set(
                 "edgegateway_upstream_checkpoint_lag_sequences", labels + [("direction", "received")], Double(lag))
+        }
+        if let subprotocol = status.subprotocol {
+            for offered in upstream.settings.replicationProtocol.offer {
+                metrics.set(
+                    "edgegateway_upstream_protocol", labels + [("protocol", offered.rawValue)],
+                    offered == subprotocol ? 1 : 0)
+            }
         }
         metrics.advance("edgegateway_upstream_retries_total", labels, to: upstream.retries.load(ordering: .relaxed))
         metrics.copy(

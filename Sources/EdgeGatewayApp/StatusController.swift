@@ -48,6 +48,9 @@ struct StatusController: Sendable {
         var total: Int
         var lastError: String?
         var lastSuccess: Date?
+        /// The `protocol` setting, and the subprotocol the upstream chose on the last connection.
+        var protocolSetting: String
+        var subprotocol: String?
     }
 
     struct PendingReport: Encodable {
@@ -142,6 +145,8 @@ struct StatusController: Sendable {
             url: upstream.settings.url.absoluteString, remoteUUID: upstream.remoteUUID,
             direction: upstream.settings.direction.rawValue, continuous: upstream.settings.continuous,
             activity: status.activity.rawValue, completed: status.completed, total: status.total,
-            lastError: status.lastError, lastSuccess: status.lastSuccess)
+            lastError: status.lastError, lastSuccess: status.lastSuccess,
+            protocolSetting: upstream.settings.replicationProtocol.rawValue,
+            subprotocol: status.subprotocol?.rawValue)
     }
 }

@@ -50,6 +50,15 @@ struct ReplicateCommand: AsyncParsableCommand {
             discussion: "Each must be one of the local database's configured collections."))
     var collections: [String] = []
 
+    @Option(
+        name: .customLong("protocol"),
+        help: ArgumentHelp(
+            "Replication protocol: auto (version vectors where the server speaks them), 4 or 3.",
+            discussion:
+                "As the upstream's `protocol` setting: 3 for Sync Gateway 3.x, Edge Server 1.x and Couchbase Lite 3.x.")
+    )
+    var replicationProtocol: UpstreamProtocol = .auto
+
     @Option(help: "HTTP Basic user name.")
     var user: String?
 
@@ -101,7 +110,8 @@ struct ReplicateCommand: AsyncParsableCommand {
                 authentication: try authentication(),
                 tls: payload == nil && remoteURL.lowercased().hasPrefix("wss:")
                     ? try trust().clientTLSConfiguration() : nil,
-                collections: try replicatedCollections(of: settings)),
+                collections: try replicatedCollections(of: settings),
+                subprotocols: replicationProtocol.offer),
             logger: logger)
         let work = Task { try await replicator.run() }
         let interrupts = Self.cancelOnSignals(work)
@@ -227,3 +237,5 @@ actor ProgressReporter {
         return "\(bar) \(counts) \(status.activity.rawValue)"
     }
 }
+
+extension UpstreamProtocol: ExpressibleByArgument {}

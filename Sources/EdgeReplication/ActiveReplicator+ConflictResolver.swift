@@ -13,7 +13,8 @@ extension ActiveReplicator {
         /// couchbase-lite-ios, `ConflictResolver.DEFAULT` in couchbase-lite-java): a deletion wins
         /// (the remote one if both sides deleted), then the side with the higher generation, then
         /// the higher revision ID; equal generations compare the revision ID strings, so the digest
-        /// decides.
+        /// decides. Between two version vectors (CBMobile_4), Couchbase Lite 4's rule: a deletion wins, then the
+        /// later current version.
         case `default`
         case localWins
         case remoteWins
@@ -41,6 +42,10 @@ extension ActiveReplicator {
             let remote = conflict.remote
             if remote.deleted { return .remote }
             if local.deleted { return .local }
+            // Couchbase Lite 4 on version vectors: the later current version wins (the remote one on a tie).
+            if let localVector = local.vector, let remoteVector = remote.vector {
+                return localVector.current.timestamp > remoteVector.current.timestamp ? .local : .remote
+            }
             if local.revID.generation != remote.revID.generation {
                 return local.revID.generation > remote.revID.generation ? .local : .remote
             }

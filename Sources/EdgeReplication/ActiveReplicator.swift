@@ -91,6 +91,8 @@ public actor ActiveReplicator {
         package var channels: [String]
         /// The collections replicated, each with its own checkpoint; only the default one in legacy mode.
         public var collections: [CollectionName]
+        /// The subprotocols offered, most preferred first (the `protocol` setting).
+        package var subprotocols: [ReplicationSubprotocol]
 
         public init(
             remoteURL: String,
@@ -106,7 +108,8 @@ public actor ActiveReplicator {
             conflictResolver: ConflictResolver = .default,
             documentIDs: [String] = [],
             channels: [String] = [],
-            collections: [CollectionName] = [.default]
+            collections: [CollectionName] = [.default],
+            subprotocols: [ReplicationSubprotocol]? = nil
         ) {
             self.remoteURL = remoteURL
             self.endpointResolver = endpointResolver
@@ -122,6 +125,7 @@ public actor ActiveReplicator {
             self.documentIDs = documentIDs
             self.channels = channels
             self.collections = collections.isEmpty ? [.default] : collections
+            self.subprotocols = subprotocols ?? ReplicationSubprotocol.activeOffer
         }
 
         /// The document-ID filter, `nil` when every document replicates.
@@ -148,6 +152,8 @@ public actor ActiveReplicator {
         public var completed = 0
         /// Revisions this run has learned it must push or pull.
         package var total = 0
+        /// What the upstream chose on the last connection: version vectors (CBMobile_4) or rev trees.
+        package var subprotocol: ReplicationSubprotocol?
         public var lastError: String?
         package var lastSuccess: Date?
     }
@@ -219,7 +225,7 @@ public actor ActiveReplicator {
             let dialer = UpstreamDialer(
                 target: try UpstreamTarget(url: Self.syncURL(for: endpoint.remoteURL)),
                 options: .init(
-                    subprotocols: ReplicationSubprotocol.clientOffer.split(separator: ",").map(String.init),
+                    subprotocols: configuration.subprotocols.map(\.rawValue),
                     headers: [("User-Agent", Self.userAgent)] + configuration.authentication.upgradeHeaders,
                     tls: endpoint.tls,
                     heartbeat: configuration.heartbeat
@@ -227,8 +233,9 @@ public actor ActiveReplicator {
                 logger: logger
             )
             try await dialer.run { session in
+                let subprotocol = ReplicationSubprotocol(rawValue: session.subprotocol)
                 let connection = try BLIPConnection(subprotocol: session.subprotocol, logger: self.logger)
-                await self.connectionOpened()
+                await self.connectionOpened(subprotocol)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         let ending: any Error
@@ -240,7 +247,7 @@ public actor ActiveReplicator {
                         await self.connectionEnded(ending)
                     }
                     do {
-                        try await self.replicate(over: connection)
+                        try await self.replicate(over: connection, versionVectors: subprotocol.usesVersionVectors)
                     } catch {
                         if let lost = await self.lostConnection {
                             throw ActiveReplicatorError.connectionLost(reason: "\(lost)")
@@ -260,6 +267,7 @@ public actor ActiveReplicator {
             currentStatus.activity = .stopped
             currentStatus.lastSuccess = Date()
         } catch {
+            let error = Self.namingTheProtocolSetting(error, offered: configuration.subprotocols)
             currentStatus.activity = .stopped
             currentStatus.lastError = "\(error)"
             if !(error is CancellationError) { counters.countError(ReplicationErrorKind(classifying: error)) }
@@ -267,10 +275,31 @@ public actor ActiveReplicator {
         }
     }
 
-    static let userAgent = "EdgeGateway (CBMobile_3 active replicator)"
+    static let userAgent = "EdgeGateway (active replicator)"
 
-    private func connectionOpened() {
+    private func connectionOpened(_ subprotocol: ReplicationSubprotocol) {
         lostConnection = nil
+        currentStatus.subprotocol = subprotocol
+    }
+
+    /// A server that speaks none of the offered subprotocols, picks one that was not offered, or refuses the pull's
+    /// versioning: stopped with an error that says which `protocol` setting fits, since retrying cannot help.
+    static func namingTheProtocolSetting(_ error: any Error, offered: [ReplicationSubprotocol]) -> any Error {
+        let offer = ReplicationSubprotocol.offer(offered)
+        switch error {
+        case UpstreamDialError.subprotocolRejected(_, let chosen?):
+            return ActiveReplicatorError.incompatibleProtocol(
+                "the upstream chose \(chosen), which was not offered (\(offer))")
+        case UpstreamDialError.upgradeRefused(_, let status, _, _, let body)
+        where (status == 403 || status == 500) && body.localizedCaseInsensitiveContains("protocol"):
+            return ActiveReplicatorError.incompatibleProtocol(
+                "the upstream speaks none of \(offer) (HTTP \(status) \(body))")
+        case ActiveReplicatorError.peerRefused("subChanges", let domain, 501, let message):
+            return ActiveReplicatorError.incompatibleProtocol(
+                "the upstream refused the pull's document versioning over \(offer) (\(domain) 501 \(message))")
+        default:
+            return error
+        }
     }
 
     /// The socket closed: if replication is still running, the upstream went away (or stopped answering pings);
@@ -307,8 +336,8 @@ public actor ActiveReplicator {
 
     /// One replication over an open connection: checkpoints, then push and pull side by side, then
     /// the final checkpoint save.
-    private func replicate(over connection: BLIPConnection) async throws {
-        let sessions = try await openSessions(over: connection)
+    private func replicate(over connection: BLIPConnection, versionVectors: Bool) async throws {
+        let sessions = try await openSessions(over: connection, versionVectors: versionVectors)
         activeSessions = sessions
         sessionActivity = [:]
         await dispatchRequests(of: connection, to: sessions)
@@ -360,21 +389,34 @@ public actor ActiveReplicator {
 
     /// One session per replicated collection, each with its checkpoint settled with the peer's (spec §5.4).
     ///
-    /// Only the default collection: legacy mode, `getCheckpoint` and no `collection` property, which every
-    /// upstream understands. Otherwise collection-aware mode (spec §3.1): `getCollections` comes first and
-    /// returns the peer's checkpoints, and every message of collection *i* carries `collection: i`.
-    private func openSessions(over connection: BLIPConnection) async throws -> [ActiveReplicatorSession] {
+    /// Only the default collection over CBMobile_3: legacy mode, `getCheckpoint` and no `collection` property,
+    /// which every rev-tree upstream understands. Otherwise collection-aware mode (spec §3.1): `getCollections`
+    /// comes first and returns the peer's checkpoints, and every message of collection *i* carries
+    /// `collection: i`. CBMobile_4 is always collection-aware, as Couchbase Lite 4 is, and so is a connection to a
+    /// peer that refuses legacy mode (LiteCore 4: "inappropriate use of the collection property").
+    private func openSessions(
+        over connection: BLIPConnection, versionVectors: Bool
+    ) async throws -> [ActiveReplicatorSession] {
         let collections = configuration.collections
         let remote = try await database.remoteDatabaseID(identifiedBy: configuration.remoteUUID)
-        if collections == [.default] {
+        if collections == [.default] && !versionVectors {
             let checkpointer = try await Checkpointer(
                 database: database, checkpointID: checkpointID(), connection: connection, logger: logger)
-            try await checkpointer.reconcileWithPeer()
-            return [
-                ActiveReplicatorSession(
-                    replicator: self, connection: connection, database: database, remote: remote,
-                    checkpointer: checkpointer, configuration: configuration, logger: logger)
-            ]
+            do {
+                try await checkpointer.reconcileWithPeer()
+                return [
+                    ActiveReplicatorSession(
+                        replicator: self, connection: connection, database: database, remote: remote,
+                        checkpointer: checkpointer, configuration: configuration, versionVectors: false,
+                        logger: logger)
+                ]
+            } catch ActiveReplicatorError.peerRefused(_, "HTTP", 400, let message)
+                where message.localizedCaseInsensitiveContains("collection")
+            {
+                logger.info(
+                    "the upstream has no legacy mode; replicating the default collection collection-aware",
+                    metadata: ["reason": "\(message)"])
+            }
         }
         var checkpointers: [Checkpointer] = []
         for (index, collection) in collections.enumerated() {
@@ -384,8 +426,8 @@ public actor ActiveReplicator {
                     connection: connection, logger: logger))
         }
         let request = GetCollectionsRequest(
-            checkpointIDs: checkpointers.map(\.checkpointID),
-            collections: collections)
+            checkpointIDs: checkpointers.map(\.checkpointID), collections: collections,
+            uuid: versionVectors ? database.uuid.uuidString.lowercased() : nil)
         let reply: BLIPMessage
         do {
             reply = try await connection.sendRequest(.request(request))
@@ -409,7 +451,7 @@ public actor ActiveReplicator {
                     replicator: self, connection: connection, database: database, remote: remote,
                     collection: collections[index],
                     collectionIndex: index, checkpointer: checkpointers[index], configuration: configuration,
-                    logger: logger))
+                    versionVectors: versionVectors, logger: logger))
         }
         return sessions
     }
@@ -504,6 +546,8 @@ package enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConve
     case collectionNotFound(String)
     /// A push-only question was asked of a pull-only replicator.
     case notPushing(operation: String)
+    /// The upstream and the `protocol` setting have no replication protocol in common.
+    case incompatibleProtocol(String)
 
     package var description: String {
         switch self {
@@ -521,6 +565,9 @@ package enum ActiveReplicatorError: Error, Sendable, Hashable, CustomStringConve
             "collection '\(collection)' is not found on the upstream"
         case .notPushing(let operation):
             "\(operation) needs a replicator that pushes, but this one only pulls"
+        case .incompatibleProtocol(let reason):
+            "\(reason); set the upstream's protocol to \"3\" for Sync Gateway 3.x, Edge Server 1.x and Couchbase Lite 3.x, "
+                + "to \"4\" for a Couchbase Lite 4.1+ listener, or \"auto\" for both"
         }
     }
 }

@@ -3,6 +3,7 @@ import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncJSON
+import VersionVectors
 
 // Pulling: `subChanges`, then answering the upstream's `changes` and storing its `rev`s
 // (spec §3.4, §3.5, §3.7, §3.8).
@@ -15,7 +16,9 @@ extension ActiveReplicatorSession {
         // Like CBL: a first pull into an empty database need not fetch tombstones.
         let localIsEmpty = try await database.changes(in: collection, since: 0, limit: 1).isEmpty
         let activeOnly = since == nil && localIsEmpty
-        var request = Self.subscription(configuration: configuration, since: since, activeOnly: activeOnly)
+        var request = Self.subscription(
+            configuration: configuration, since: since, activeOnly: activeOnly,
+            versioning: usesVersionVectors ? .versionVectors : .revisionTrees)
         request.collection = collectionIndex
         _ = try await send(request, expecting: EmptyReply.self)
         while !isStopping {
@@ -32,12 +35,13 @@ extension ActiveReplicatorSession {
     /// §3.4). Sync Gateway refuses `docIDs` on a continuous feed (HTTP 400), as it does for
     /// Couchbase Lite.
     static func subscription(
-        configuration: ActiveReplicator.Configuration, since: JSONValue?, activeOnly: Bool
+        configuration: ActiveReplicator.Configuration, since: JSONValue?, activeOnly: Bool,
+        versioning: SubChangesRequest.Versioning
     ) -> SubChangesRequest {
         let channels = configuration.channelFilter
         return SubChangesRequest(
             since: since, continuous: configuration.continuous, batchSize: configuration.batchSize,
-            versioning: .revisionTrees, activeOnly: activeOnly,
+            versioning: versioning, activeOnly: activeOnly,
             filter: channels == nil ? nil : SubChangesRequest.channelFilter, channels: channels,
             docIDs: configuration.documentIDFilter)
     }
@@ -92,38 +96,74 @@ extension ActiveReplicatorSession {
         await setIdle(pull: false)
         if collection == .default { await replicator.noteRemoteSequences(decoded.rows.map(\.sequence)) }
         var entries = [ChangesReply.Entry](repeating: .skip, count: decoded.rows.count)
-        var queries: [RevisionQuery] = []
-        var queryRows: [Int] = []
         // A peer that ignores the `docIDs` body must not bring in other documents.
         let pulledDocIDs = configuration.documentIDFilter.map(Set.init)
-        for (index, row) in decoded.rows.enumerated() where row.flags.offersRevision {
-            if let pulledDocIDs, !pulledDocIDs.contains(row.docID) { continue }
-            queries.append(
-                RevisionQuery(
-                    docID: row.docID, revIDs: [try row.revision.requiringRevisionID(in: "a CBMobile_3 changes row")]))
-            queryRows.append(index)
+        let offered = decoded.rows.indices.filter { index in
+            decoded.rows[index].flags.offersRevision
+                && pulledDocIDs.map { $0.contains(decoded.rows[index].docID) } ?? true
         }
-        // Only ancestors with a body can be delta bases, so only those are offered as known.
-        let diffs = try await storeCall {
-            try await database.revisionDiffs(queries, in: collection, ancestorsWithBodiesOnly: true)
-        }
-        var wanted = 0
-        for (index, diff) in zip(queryRows, diffs) {
-            guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
+        for (index, knownAncestors) in try await wantedRevisions(of: decoded.rows, at: offered) {
             let row = decoded.rows[index]
-            entries[index] = .send(knownAncestors: diff.possibleAncestors.map(WireRevision.tree))
-            awaitedRevisions[RevisionKey(docID: row.docID, revisionID: row.revision.description)] = firstRow + index
-            wanted += 1
+            entries[index] = .send(knownAncestors: knownAncestors)
+            awaitedRevisions[RevisionKey(docID: row.docID, revision: row.revision)] = firstRow + index
         }
+        let wanted = entries.count { $0 != .skip }
         for (index, entry) in entries.enumerated() where entry == .skip {
             pulledRows[firstRow + index]?.isDone = true
         }
         await replicator.recordTotal(wanted)
         await advanceRemote()
         // Like LiteCore: `deltas: true` in the first reply of the collection on this connection.
-        let capabilities = ReceiverCapabilities.liteCore(includingDeltas: !hasAnnouncedDeltas)
+        let capabilities = ReceiverCapabilities.liteCore(
+            includingDeltas: !hasAnnouncedDeltas, versionVectors: usesVersionVectors)
         hasAnnouncedDeltas = true
         return request.reply(with: ChangesReply(entries: entries, capabilities: capabilities))
+    }
+
+    /// Of the offered rows at `indices`, those to ask for, each with what this side has of its document: for a
+    /// rev-tree row the ancestors that have a body (the only possible delta bases); for a version row every version
+    /// of the local vector, as Couchbase Lite 4 lists them (WIRE-NOTES §6), or the legacy revision it has. A version
+    /// the local vector already covers is not asked for.
+    private func wantedRevisions(
+        of rows: [ChangeRow], at indices: [Int]
+    ) async throws -> [(index: Int, knownAncestors: [WireRevision])] {
+        var treeQueries: [RevisionQuery] = []
+        var treeRows: [Int] = []
+        var versionRows: [(index: Int, version: Version)] = []
+        for index in indices {
+            switch rows[index].revision {
+            case .tree(let revisionID):
+                treeQueries.append(RevisionQuery(docID: rows[index].docID, revIDs: [revisionID]))
+                treeRows.append(index)
+            case .vector(let vector):
+                guard usesVersionVectors else {
+                    throw ProtocolError.invalidVersion(
+                        vector.description, reason: "a CBMobile_3 changes row names revisions by rev-tree ID")
+                }
+                versionRows.append((index, vector.current))
+            }
+        }
+        var wanted: [(index: Int, knownAncestors: [WireRevision])] = []
+        let diffs = try await storeCall {
+            try await database.revisionDiffs(treeQueries, in: collection, ancestorsWithBodiesOnly: true)
+        }
+        for (index, diff) in zip(treeRows, diffs) {
+            guard case .success(let diff) = diff, !diff.missing.isEmpty else { continue }
+            wanted.append((index, diff.possibleAncestors.map(WireRevision.tree)))
+        }
+        let local = try await storeCall {
+            try await database.currentVersioning(of: versionRows.map { rows[$0.index].docID }, in: collection)
+        }
+        for ((index, version), local) in zip(versionRows, local) {
+            switch local {
+            case .absent: wanted.append((index, []))
+            case .legacy(let revisionID): wanted.append((index, [.tree(revisionID)]))
+            case .vector(let vector) where !vector.covers(version):
+                wanted.append((index, vector.versions.map(WireRevision.init)))
+            case .vector: break
+            }
+        }
+        return wanted
     }
 
     /// `rev`: fetches the blobs it lacks, stores it (resolving a conflict with the local current
@@ -142,12 +182,13 @@ extension ActiveReplicatorSession {
             do {
                 decoded = try request.decode(RevRequest.self)
             } catch {
+                // `rev` names the current version alone on CBMobile_4, as the `changes` row did.
                 finished.key = request.properties["id"].flatMap { docID in
                     request.properties["rev"].map { RevisionKey(docID: docID, revisionID: $0) }
                 }
                 throw error
             }
-            finished.key = RevisionKey(docID: decoded.docID, revisionID: decoded.revision.description)
+            finished.key = RevisionKey(docID: decoded.docID, revision: decoded.revision)
             try await store(decoded)
             finished.isStoredRevision = true
             finished.bytes = decoded.body.count
@@ -164,7 +205,7 @@ extension ActiveReplicatorSession {
         let decoded = try request.decode(NoRevRequest.self)
         logger.info("the upstream could not send a revision", metadata: ["doc": "\(decoded.docID)"])
         replicator.counters.countMissingRevision()
-        let key = RevisionKey(docID: decoded.docID, revisionID: decoded.revision.description)
+        let key = RevisionKey(docID: decoded.docID, revision: decoded.revision)
         post(FinishedPull(requestNumber: request.number, key: key))
         return request.reply()
     }

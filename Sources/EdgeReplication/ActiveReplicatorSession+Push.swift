@@ -5,6 +5,7 @@ import ReplicationProtocol
 import SyncIdentifiers
 import SyncJSON
 import UpstreamDialer
+import VersionVectors
 
 // Pushing: local changes are proposed in batches, accepted ones sent as `rev`s (spec §3.6, §3.7).
 extension ActiveReplicatorSession {
@@ -16,6 +17,10 @@ extension ActiveReplicatorSession {
         /// guess (the local parent). An upstream that lacks the document accepts a proposal whatever revision
         /// it names (spec §3.6, rule 2), so only a named revision is sure to be in its tree.
         var remoteRevisionIsKnown = false
+        /// On CBMobile_4: the revision's whole vector (nil for a legacy revision, proposed by rev-tree ID), and the
+        /// upstream's version this side last had from it.
+        var vector: HybridLogicalVector?
+        var remoteVersion: Version?
     }
 
     /// Pushes every change after the checkpoint's `local`; continuous mode then follows new ones.
@@ -51,19 +56,26 @@ extension ActiveReplicatorSession {
         guard !changes.isEmpty else { return [] }
         await replicator.recordTotal(changes.count)
         var proposals: [Proposal] = []
-        for change in changes {
-            proposals.append(try await proposal(for: change, pulledRevision: onUpstream[change.docID]))
+        if usesVersionVectors {
+            proposals = try await versionedProposals(for: changes, pulled: onUpstream)
+        } else {
+            for change in changes {
+                proposals.append(try await proposal(for: change, pulledRevision: onUpstream[change.docID]))
+            }
         }
         var (accepted, conflicts) = try await propose(proposals)
-        // A 409 naming an ancestor of ours only means the guessed remote revision was stale.
+        // A 409 naming an ancestor of ours only means the guessed remote revision was stale. A vector never
+        // conflicts with a version it covers: such a 409 is a real conflict, which the pull resolves.
         var retries: [Proposal] = []
         for (proposal, current) in conflicts {
-            if let current, try await isAncestor(current, of: proposal.change) {
+            if proposal.vector == nil, let current = current?.revisionID,
+                try await isAncestor(current, of: proposal.change)
+            {
                 retries.append(Proposal(change: proposal.change, remoteRevision: current, remoteRevisionIsKnown: true))
             } else {
                 logger.info(
                     "the upstream has a conflicting revision",
-                    metadata: ["doc": "\(proposal.change.docID)", "current": "\(current.map(\.description) ?? "?")"])
+                    metadata: ["doc": "\(proposal.change.docID)", "current": "\(current?.description ?? "?")"])
                 replicator.counters.countConflict()
                 await replicator.recordCompleted(1)
             }
@@ -75,6 +87,26 @@ extension ActiveReplicatorSession {
             await replicator.recordCompleted(stillConflicting.count)
         }
         return accepted
+    }
+
+    /// CBMobile_4 proposals: each change with its revision's whole vector, and the version of the revision pulled
+    /// from the upstream (which it is sure to have) as the one it is proposed over; both read in one go.
+    private func versionedProposals(
+        for changes: [Change], pulled: [String: RevisionID]
+    ) async throws -> [Proposal] {
+        let pulledRevisions = changes.compactMap { change in pulled[change.docID].map { (change.docID, $0) } }
+        let vectors = try await database.vectors(
+            of: changes.map { ($0.docID, $0.revID) } + pulledRevisions, in: collection)
+        var pulledVersions: [String: Version] = [:]
+        for ((docID, _), vector) in zip(pulledRevisions, vectors.dropFirst(changes.count)) {
+            pulledVersions[docID] = vector?.current
+        }
+        return zip(changes, vectors).map { change, vector in
+            Proposal(
+                change: change, remoteRevision: pulled[change.docID],
+                remoteRevisionIsKnown: pulled[change.docID] != nil,
+                vector: vector, remoteVersion: pulledVersions[change.docID])
+        }
     }
 
     /// Sends accepted revisions; returns once the upstream answered each.
@@ -95,7 +127,7 @@ extension ActiveReplicatorSession {
                     },
                     in: self.collection)
             },
-            preparing: { proposal, revision in try await self.revisionRequest(proposal.change, revision) },
+            preparing: { proposal, revision in try await self.revisionRequest(proposal, revision) },
             finishing: { outcomes in
                 var completed = 0
                 var bytes = 0
@@ -123,12 +155,19 @@ extension ActiveReplicatorSession {
     /// Sends `proposeChanges`; returns the accepted rows and the conflicting ones with the
     /// upstream's current revision. Rows it already has or refused otherwise count as done.
     private func propose(_ proposals: [Proposal]) async throws -> (
-        accepted: [Proposal], conflicts: [(Proposal, RevisionID?)]
+        accepted: [Proposal], conflicts: [(Proposal, WireRevision?)]
     ) {
         let rows = proposals.map { proposal in
-            ReplicationProtocol.ProposedChange(
-                docID: proposal.change.docID, revisionID: proposal.change.revID,
-                remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
+            guard let vector = proposal.vector else {
+                return ReplicationProtocol.ProposedChange(
+                    docID: proposal.change.docID, revisionID: proposal.change.revID,
+                    remoteRevisionID: proposal.remoteRevision, bodySize: proposal.change.bodySize)
+            }
+            // As Couchbase Lite 4 writes the row: the whole vector, and no body size for a tombstone.
+            return ReplicationProtocol.ProposedChange(
+                docID: proposal.change.docID, revision: .vector(vector),
+                remoteRevision: proposal.remoteVersion.map(WireRevision.init),
+                bodySize: proposal.change.deleted ? nil : proposal.change.bodySize)
         }
         replicator.counters.countProposed(revisions: rows.count)
         let reply = try await send(
@@ -136,7 +175,7 @@ extension ActiveReplicatorSession {
             isUrgent: true)
         maxHistory = reply.capabilities.maxHistory ?? maxHistory
         var accepted: [Proposal] = []
-        var conflicts: [(Proposal, RevisionID?)] = []
+        var conflicts: [(Proposal, WireRevision?)] = []
         for (index, proposal) in proposals.enumerated() {
             switch reply.status(at: index) {
             case .accepted:
@@ -144,8 +183,7 @@ extension ActiveReplicatorSession {
             case .alreadyKnown:
                 await replicator.recordCompleted(1)
             case .conflict(let current):
-                // A CBMobile_3 upstream names its current revision by rev-tree ID; anything else names none.
-                conflicts.append((proposal, current?.revisionID))
+                conflicts.append((proposal, current))
             case .failed(let code):
                 await recordPushFailure(proposal.change, reason: "proposeChanges status \(code)")
             }
@@ -190,16 +228,23 @@ extension ActiveReplicatorSession {
     /// The `rev` for one accepted change, with its history down to the revision the upstream is believed
     /// to have; `nil` when the revision is gone.
     private nonisolated func revisionRequest(
-        _ change: Change, _ revision: OutgoingRevision?
+        _ proposal: Proposal, _ revision: OutgoingRevision?
     ) async throws -> (Change, BLIPMessage)? {
+        let change = proposal.change
         guard let revision else {
             // Superseded, compacted or removed by a pulled conflict's resolution since the batch
             // was read; a successor, if any, has a later sequence.
             await replicator.recordCompleted(1)
             return nil
         }
+        // On CBMobile_4 a revision with a vector goes as that vector, which holds its history; a legacy one by its
+        // rev-tree ID and history, as LiteCore 4 sends it.
+        let (sent, history): (WireRevision, RevisionHistory) =
+            if usesVersionVectors, let vector = revision.vector { (.vector(vector), RevisionHistory()) } else {
+                (.tree(change.revID), RevisionHistory(revision.history))
+            }
         let request = RevRequest(
-            docID: change.docID, revision: .tree(change.revID), history: RevisionHistory(revision.history),
+            docID: change.docID, revision: sent, history: history,
             sequence: .number(JSONNumber(change.sequence)), deleted: revision.deleted, noConflicts: true,
             collection: collectionIndex, body: Array(revision.body))
         return (change, .request(request))

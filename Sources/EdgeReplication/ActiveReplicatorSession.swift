@@ -17,9 +17,23 @@ actor ActiveReplicatorSession {
         var isDone: Bool
     }
 
+    /// A pulled revision as its `changes` row and its `rev` both name it: by rev-tree ID, or on CBMobile_4 by
+    /// current version (a `rev` carries the rest of its vector in `history`, the row only the current version).
     struct RevisionKey: Hashable {
         var docID: String
         var revisionID: String
+
+        init(docID: String, revisionID: String) {
+            self.docID = docID
+            self.revisionID = revisionID
+        }
+
+        init(docID: String, revision: WireRevision) {
+            switch revision {
+            case .tree(let revisionID): self.init(docID: docID, revisionID: revisionID.description)
+            case .vector(let vector): self.init(docID: docID, revisionID: vector.current.description)
+            }
+        }
     }
 
     /// A pulled `rev` or `norev` that its handler is done with, waiting to be counted.
@@ -53,6 +67,8 @@ actor ActiveReplicatorSession {
     let collectionIndex: Int?
     let checkpointer: Checkpointer
     let configuration: ActiveReplicator.Configuration
+    /// Whether revisions travel as version vectors (CBMobile_4) rather than rev-tree IDs.
+    let usesVersionVectors: Bool
     let logger: Logger
     /// Stores pulled revisions, resolving conflicts with the configured resolver; revisions that
     /// arrive together share a transaction.
@@ -84,7 +100,8 @@ actor ActiveReplicatorSession {
     init(
         replicator: ActiveReplicator, connection: BLIPConnection, database: DocumentDatabase,
         remote: RemoteDatabaseID, collection: CollectionName = .default, collectionIndex: Int? = nil,
-        checkpointer: Checkpointer, configuration: ActiveReplicator.Configuration, logger: Logger
+        checkpointer: Checkpointer, configuration: ActiveReplicator.Configuration, versionVectors: Bool,
+        logger: Logger
     ) {
         self.replicator = replicator
         self.connection = connection
@@ -94,6 +111,7 @@ actor ActiveReplicatorSession {
         self.collectionIndex = collectionIndex
         self.checkpointer = checkpointer
         self.configuration = configuration
+        usesVersionVectors = versionVectors
         self.logger = logger
         let resolver = configuration.conflictResolver
         receiver = RevisionReceiver(

@@ -44,7 +44,8 @@ package enum ReplicationErrorKind: String, CaseIterable, Sendable {
         case let error as ActiveReplicatorError:
             switch error {
             case .connectionLost: self = .network
-            case .invalidReply, .invalidRemoteURL, .collectionNotFound, .notPushing: self = .protocol
+            case .invalidReply, .invalidRemoteURL, .collectionNotFound, .notPushing, .incompatibleProtocol:
+                self = .protocol
             case .peerRefused(_, _, let code, _) where code == 401 || code == 403: self = .auth
             case .peerRefused: self = .peerRefused
             case .storeFailed: self = .storage

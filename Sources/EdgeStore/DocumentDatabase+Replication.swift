@@ -69,9 +69,14 @@ extension DocumentDatabase {
                 case .failure(let error):
                     results.append(.failed(error))
                 case .success(.versioned(let revision, let digests)):
-                    results.append(
-                        try Self.insertVersioned(
-                            revision, blobDigests: digests, collectionID: collectionID, storage: &storage, in: db))
+                    let (result, stored) = try Self.insertVersioned(
+                        revision, blobDigests: digests, collectionID: collectionID, resolver: resolver,
+                        storage: &storage, in: db)
+                    results.append(result)
+                    if let remote, let stored {
+                        try Self.recordRevision(
+                            stored, ofDocument: revision.docID, collectionID: collectionID, onRemote: remote, in: db)
+                    }
                 case .success(.tree(let revision, let digests)):
                     let result = try Self.insert(
                         revision, blobDigests: digests, collectionID: collectionID,

@@ -49,6 +49,14 @@ package enum ProposedVersionStatus: Sendable, Equatable {
     case invalid(StoreError)
 }
 
+/// A document's current revision as a CBMobile_4 peer sees it.
+package enum CurrentVersioning: Sendable, Equatable {
+    case absent
+    /// Written before the document had a vector: known by its rev-tree ID.
+    case legacy(RevisionID)
+    case vector(HybridLogicalVector)
+}
+
 /// How a received vector relates to a document's current revision.
 enum VersionedDescent {
     /// Store it as a child of this revision (nil: the document is new here).
@@ -109,27 +117,100 @@ extension DocumentDatabase {
     }
 
     /// Stores one prepared versioned revision inside the writer's transaction (see `insertVersionedRevisions`).
+    /// Returns the outcome and the rev-tree ID the revision is stored under (nil when nothing was stored), which
+    /// the sender is then known to have.
+    ///
+    /// A concurrent revision is refused without a `resolver`. With one (a puller's), it is stored as the child of
+    /// the current revision, its vector joined with what the current one knew, so that it covers both; when the
+    /// resolver keeps the local side (or a merge), that body is stored on top as a new version of this node. The
+    /// outcome descends from the peer's version either way, so it goes back to the peer without a conflict.
     static func insertVersioned(
         _ revision: VersionedRevision, blobDigests digests: Set<String>, collectionID: Int64,
-        storage: inout DocumentRevisionStorage, in db: GRDB.Database
-    ) throws -> ExistingRevisionResult {
+        resolver: ConflictResolving? = nil, storage: inout DocumentRevisionStorage, in db: GRDB.Database
+    ) throws -> (ExistingRevisionResult, stored: RevisionID?) {
         let existing = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: revision.docID)
+        let parent: RevisionID?
+        var local: ConflictingRevision?
         switch try descent(of: revision.vector, onto: existing, in: db) {
         case .known:
-            return .alreadyPresent
+            return (.alreadyPresent, nil)
         case .conflicts(let current):
-            return .failed(.conflict(docID: revision.docID, currentRevID: current))
-        case .extends(let parent):
-            guard (parent?.generation ?? 0) < UInt32.max else {
-                return .failed(.invalidRevisionHistory(docID: revision.docID, reason: "generation limit reached"))
+            guard resolver != nil, let existing else {
+                return (.failed(.conflict(docID: revision.docID, currentRevID: current)), nil)
             }
-            var minted = ExistingRevision(
-                docID: revision.docID,
-                revID: RevisionID.minted(parent: parent, deleted: revision.deleted, canonicalBody: revision.body),
-                history: parent.map { [$0] } ?? [], deleted: revision.deleted, body: revision.body, noConflicts: true)
-            minted.vector = revision.vector
-            return try insert(
-                minted, blobDigests: digests, collectionID: collectionID, resolver: nil, storage: &storage)
+            parent = existing.winningRevID
+            // The local side, read before the pulled revision becomes current.
+            let localBody = try DocumentRevisionStorage.body(db, docRow: existing.rowID, revID: existing.winningRevID)
+            local = ConflictingRevision(
+                revID: existing.winningRevID, deleted: existing.deleted, body: (localBody ?? nil) ?? Data("{}".utf8),
+                vector: try DocumentRevisionStorage.vector(db, docRow: existing.rowID, revID: existing.winningRevID))
+        case .extends(let extended):
+            parent = extended
+        }
+        guard (parent?.generation ?? 0) < UInt32.max - 1 else {
+            return (.failed(.invalidRevisionHistory(docID: revision.docID, reason: "generation limit reached")), nil)
+        }
+        var minted = ExistingRevision(
+            docID: revision.docID,
+            revID: RevisionID.minted(parent: parent, deleted: revision.deleted, canonicalBody: revision.body),
+            history: parent.map { [$0] } ?? [], deleted: revision.deleted, body: revision.body, noConflicts: true)
+        minted.vector = revision.vector
+        let result = try insert(
+            minted, blobDigests: digests, collectionID: collectionID, resolver: nil, storage: &storage)
+        guard case .inserted(let sequence) = result else { return (result, nil) }
+        guard let local, let resolver else { return (result, minted.revID) }
+        let remote = ConflictingRevision(
+            revID: minted.revID, deleted: revision.deleted, body: revision.body, vector: revision.vector)
+        let kept: DocumentRevisionStorage.ResolvedBody? =
+            switch resolver(RevisionConflict(docID: revision.docID, local: local, remote: remote)) {
+            case .remote: nil
+            case .local: .init(body: local.body, deleted: local.deleted)
+            case .merged(let body): .init(body: body, deleted: false)
+            }
+        guard let kept else {
+            return (.resolvedConflict(sequence: sequence, resolvedRevID: minted.revID), minted.revID)
+        }
+        let saved = try storage.saveResolution(
+            kept, docID: revision.docID, collectionID: collectionID, on: minted.revID)
+        return (.resolvedConflict(sequence: saved.sequence, resolvedRevID: saved.revID), minted.revID)
+    }
+
+    /// What this database has of each document, as a CBMobile_4 puller weighs a `changes` row: nothing, a current
+    /// revision without a vector (legacy), or the current revision's vector. One read for a whole batch.
+    package func currentVersioning(
+        of docIDs: [String], in collection: CollectionName = .default
+    ) async throws -> [CurrentVersioning] {
+        guard !docIDs.isEmpty else { return [] }
+        return try await read { db in
+            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
+                return docIDs.map { _ in .absent }
+            }
+            return try docIDs.map { docID in
+                guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
+                else { return .absent }
+                guard row.version != nil,
+                    let vector = try DocumentRevisionStorage.vector(db, docRow: row.rowID, revID: row.winningRevID)
+                else { return .legacy(row.winningRevID) }
+                return .vector(vector)
+            }
+        }
+    }
+
+    /// The vectors of these revisions, nil where a revision is legacy or gone: what a CBMobile_4 pusher proposes.
+    /// One read for a whole batch.
+    package func vectors(
+        of revisions: [(docID: String, revID: RevisionID)], in collection: CollectionName = .default
+    ) async throws -> [HybridLogicalVector?] {
+        guard !revisions.isEmpty else { return [] }
+        return try await read { db in
+            guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
+                return revisions.map { _ in nil }
+            }
+            return try revisions.map { docID, revID in
+                guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
+                else { return nil }
+                return try DocumentRevisionStorage.vector(db, docRow: row.rowID, revID: revID)
+            }
         }
     }
 

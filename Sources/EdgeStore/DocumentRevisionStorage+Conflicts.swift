@@ -42,18 +42,9 @@ extension DocumentRevisionStorage {
         var adding: [PendingRevision] = []
         var resolvedRevID = winningParent
         if let resolved {
-            guard winningParent.generation < UInt32.max else {
-                throw StoreError.invalidRevisionHistory(docID: docID, reason: "generation limit reached")
-            }
-            let canonicalBody = try CanonicalJSON.encode(resolved.body)
-            let blobDigests = try JSONBodyScan(storing: resolved.body).blobDigests
-            resolvedRevID = RevisionID.minted(
-                parent: winningParent, deleted: resolved.deleted, canonicalBody: canonicalBody)
-            let node = RevisionNode(
-                revID: resolvedRevID, parent: winningParent, deleted: resolved.deleted, hasBody: true,
-                storedAt: now)
-            adding.append(
-                PendingRevision(node: node, body: resolved.body, blobDigests: blobDigests, versioning: .minted))
+            let pending = try pendingRevision(resolved, on: winningParent, docID: docID)
+            resolvedRevID = pending.node.revID
+            adding.append(pending)
         }
 
         let deleteRevision = try db.cachedStatement(
@@ -65,5 +56,36 @@ extension DocumentRevisionStorage {
         let sequence = try store(
             docID: docID, collectionID: collectionID, existing: existing, tree: tree, adding: adding)
         return SavedRevision(revID: resolvedRevID, sequence: sequence)
+    }
+
+    /// Saves a resolved body as a new version of this node on top of `parent`, the document's current revision: how
+    /// a pulled CBMobile_4 conflict that the local side won ends (`DocumentDatabase.insertVersioned`).
+    mutating func saveResolution(
+        _ resolved: ResolvedBody, docID: String, collectionID: Int64, on parent: RevisionID
+    ) throws -> SavedRevision {
+        guard let existing = try Self.documentRow(db, collectionID: collectionID, docID: docID) else {
+            throw StoreError.documentNotFound(docID: docID)
+        }
+        let pending = try pendingRevision(resolved, on: parent, docID: docID)
+        let sequence = try store(
+            docID: docID, collectionID: collectionID, existing: existing,
+            tree: try Self.tree(db, docRow: existing.rowID),
+            adding: [pending])
+        return SavedRevision(revID: pending.node.revID, sequence: sequence)
+    }
+
+    /// A resolution's body as a revision minted here, a child of `parent`.
+    private func pendingRevision(_ resolved: ResolvedBody, on parent: RevisionID, docID: String) throws
+        -> PendingRevision
+    {
+        guard parent.generation < UInt32.max else {
+            throw StoreError.invalidRevisionHistory(docID: docID, reason: "generation limit reached")
+        }
+        let revID = RevisionID.minted(
+            parent: parent, deleted: resolved.deleted, canonicalBody: try CanonicalJSON.encode(resolved.body))
+        let node = RevisionNode(revID: revID, parent: parent, deleted: resolved.deleted, hasBody: true, storedAt: now)
+        return PendingRevision(
+            node: node, body: resolved.body, blobDigests: try JSONBodyScan(storing: resolved.body).blobDigests,
+            versioning: .minted)
     }
 }

@@ -128,11 +128,14 @@ package struct ConflictingRevision: Sendable, Equatable {
     package let deleted: Bool
     /// The JSON body (`{}` for a plain tombstone).
     package let body: Data
+    /// Its version vector, when both sides have one: Couchbase Lite 4 decides by the current versions' times.
+    package let vector: HybridLogicalVector?
 
-    package init(revID: RevisionID, deleted: Bool, body: Data) {
+    package init(revID: RevisionID, deleted: Bool, body: Data, vector: HybridLogicalVector? = nil) {
         self.revID = revID
         self.deleted = deleted
         self.body = body
+        self.vector = vector
     }
 }
 

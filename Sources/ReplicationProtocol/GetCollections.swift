@@ -12,10 +12,13 @@ package struct GetCollectionsRequest: ReplicationRequest, Hashable {
     /// is answered `null` like any other unknown one (as Sync Gateway does) rather than failing the whole request.
     /// Encoding writes a nil as `null`: the name is not kept, and this side never asks for such a collection.
     package var collections: [CollectionName?]
+    /// The sender's database UUID, which Couchbase Lite 4 sends on every connection (WIRE-NOTES §2), 3.x never.
+    package var uuid: String?
 
-    package init(checkpointIDs: [String], collections: [CollectionName]) {
+    package init(checkpointIDs: [String], collections: [CollectionName], uuid: String? = nil) {
         self.checkpointIDs = checkpointIDs
         self.collections = collections
+        self.uuid = uuid
     }
 
     package init(properties: MessageProperties, body: [UInt8]) throws(ProtocolError) {
@@ -55,6 +58,7 @@ package struct GetCollectionsRequest: ReplicationRequest, Hashable {
         }
         self.checkpointIDs = checkpointIDs
         self.collections = collections
+        uuid = properties["uuid"]
     }
 
     package func encode() -> (properties: MessageProperties, body: [UInt8]) {
@@ -62,7 +66,9 @@ package struct GetCollectionsRequest: ReplicationRequest, Hashable {
             "checkpoint_ids": .array(checkpointIDs.map(JSONValue.string)),
             "collections": .array(collections.map { $0.map { .string($0.wireName) } ?? .null }),
         ]
-        return (Self.startProperties(collection: nil), body.serialized)
+        var properties = Self.startProperties(collection: nil)
+        properties.append("uuid", uuid)
+        return (properties, body.serialized)
     }
 
     private static func strings(_ value: JSONValue?, key: String, context: String) throws(ProtocolError) -> [String] {

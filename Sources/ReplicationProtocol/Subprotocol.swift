@@ -13,8 +13,13 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
     public static let cbMobile3 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_3")
     package static let cbMobile2 = ReplicationSubprotocol(rawValue: "BLIP_3+CBMobile_2")
 
-    /// What the active replicator speaks, most preferred first: rev trees only, so far.
-    package static let supported: [ReplicationSubprotocol] = [.cbMobile3, .cbMobile2]
+    /// What an active replicator offers by default (`protocol = "auto"`), as a Couchbase Lite 4.0 puller does:
+    /// version vectors where the server speaks them, rev trees otherwise.
+    package static let activeOffer: [ReplicationSubprotocol] = [.cbMobile4, .cbMobile3]
+    /// Version vectors only (`protocol = "4"`): what a Couchbase Lite 4 pusher offers.
+    package static let versionVectorOffer: [ReplicationSubprotocol] = [.cbMobile4]
+    /// Rev trees only (`protocol = "3"`), as Couchbase Lite 3.0–3.2 offer them.
+    package static let revisionTreeOffer: [ReplicationSubprotocol] = [.cbMobile3, .cbMobile2]
 
     /// What the listener serves, most preferred first: a Couchbase Lite 4 client that pushes offers CBMobile_4
     /// alone, a 3.x client CBMobile_3 and 2, and each gets its own.
@@ -22,9 +27,6 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
 
     /// Whether revisions travel as version vectors (CBMobile_4 and later) rather than rev-tree IDs.
     package var usesVersionVectors: Bool { (replicationVersion ?? 0) >= 4 }
-
-    /// The header value an active peer sends; what CBL 3.0–3.2 offer.
-    package static let clientOffer = offer(supported)
 
     /// The `CBMobile` major version, or `nil` for a value that isn't `BLIP_3+CBMobile_<n>`.
     package var replicationVersion: Int? {
@@ -50,14 +52,14 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
     /// `nil` when nothing matches.
     package static func select(
         offered headerValues: [String],
-        supported: [ReplicationSubprotocol] = supported
+        supported: [ReplicationSubprotocol] = served
     ) -> ReplicationSubprotocol? {
         entries(offered: headerValues).first { supported.contains($0) }
     }
 
     package static func select(
         offered headerValue: String,
-        supported: [ReplicationSubprotocol] = supported
+        supported: [ReplicationSubprotocol] = served
     ) -> ReplicationSubprotocol? {
         select(offered: [headerValue], supported: supported)
     }
@@ -66,7 +68,7 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
     /// (LiteCore fails with 403 "Server did not accept protocol" otherwise).
     package static func accepted(
         response headerValue: String?,
-        offered: [ReplicationSubprotocol] = supported
+        offered: [ReplicationSubprotocol] = activeOffer
     ) -> ReplicationSubprotocol? {
         guard let headerValue else { return nil }
         let echoed = ReplicationSubprotocol(rawValue: Substring(headerValue).trimmingSpaces)
@@ -74,7 +76,7 @@ public struct ReplicationSubprotocol: RawRepresentable, Sendable, Hashable, Cust
     }
 
     /// Sync Gateway's body for its HTTP 500 when nothing matches.
-    package static func mismatchMessage(supported: [ReplicationSubprotocol] = supported) -> String {
+    package static func mismatchMessage(supported: [ReplicationSubprotocol] = served) -> String {
         "I only speak \(offer(supported)) protocols"
     }
 }

@@ -325,7 +325,8 @@ struct RESTReplicationTests {
                     database: gatewayDatabase,
                     configuration: .init(
                         remoteURL: "ws://127.0.0.1:\(upstream.port)/\(TestGateway.databaseName)",
-                        remoteUUID: "upstream", direction: .push, continuous: true),
+                        remoteUUID: "upstream", direction: .push, continuous: true,
+                        subprotocols: ReplicationSubprotocol.revisionTreeOffer),
                     logger: testLogger)
                 let pushing = Task { try await push.run() }
                 defer { pushing.cancel() }

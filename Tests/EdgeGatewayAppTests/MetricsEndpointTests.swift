@@ -79,6 +79,11 @@ struct MetricsEndpointTests {
                             Set(errorKinds.compactMap { $0.labels["kind"] })
                                 == Set(ReplicationErrorKind.allCases.map(\.rawValue)))
                         #expect(errorKinds.allSatisfy { $0.value == 0 })
+                        // `protocol = "auto"` against this gateway's own listener: version vectors.
+                        let protocols = edgeMetrics.filter { $0.name == "edgegateway_upstream_protocol" }
+                        #expect(
+                            Dictionary(uniqueKeysWithValues: protocols.map { ($0.labels["protocol"] ?? "", $0.value) })
+                                == ["BLIP_3+CBMobile_4": 1, "BLIP_3+CBMobile_3": 0])
                         let activities = edgeMetrics.filter { $0.name == "edgegateway_upstream_activity" }
                         #expect(activities.count == 5)
                         #expect(activities.map(\.value).reduce(0, +) == 1)

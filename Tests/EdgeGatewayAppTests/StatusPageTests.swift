@@ -143,10 +143,11 @@ struct StatusPageTests {
                 #expect(during.contains(#"<td data-label="Device"><code>127.0.0.1:"#))
                 #expect(during.contains(#"<td data-label="User">&lt;i&gt;eve&amp;co&#39;s&lt;/i&gt;</td>"#))
                 #expect(during.contains(#"<td data-label="Database">inventory</td>"#))
-                // Which app and protocol generation the device runs: the edge's replicator speaks CBMobile_3.
+                // Which app and protocol generation the device runs: the edge's replicator (`protocol = "auto"`)
+                // speaks CBMobile_4 to another gateway.
                 #expect(
                     during.contains(
-                        #"<span class="muted">CBMobile_3, revision trees (Couchbase Lite 3)</span></span></td>"#))
+                        #"<span class="muted">CBMobile_4, version vectors (Couchbase Lite 4)</span></span></td>"#))
                 #expect(during.contains(#"<td data-label="Since"><time datetime=""#))
                 #expect(during.contains(#" s ago)</span></td>"#))
                 #expect(during.contains(#"<td data-label="Pushed" class="number">5</td>"#))
@@ -162,7 +163,7 @@ struct StatusPageTests {
                 let connection = try #require((listeners.first?["connections"] as? [[String: Any]])?.first)
                 #expect(connection["user"] as? String == Self.hostileUser)
                 #expect(connection["database"] as? String == "inventory")
-                #expect(connection["subprotocol"] as? String == "BLIP_3+CBMobile_3")
+                #expect(connection["subprotocol"] as? String == "BLIP_3+CBMobile_4")
                 #expect((connection["userAgent"] as? String)?.isEmpty == false)
                 #expect((connection["peer"] as? String)?.hasPrefix("127.0.0.1:") == true)
                 #expect(connection["documentsPushed"] as? Int == 5)
@@ -183,6 +184,10 @@ struct StatusPageTests {
                 #expect(upstream.contains("<dd><code>hub-inventory</code></dd>"))
                 #expect(upstream.contains("<dd>inventory · push-and-pull, continuous</dd>"))
                 #expect(upstream.contains("<dt>Last error</dt><dd>none</dd>"))
+                #expect(
+                    upstream.contains(
+                        #"<dt>Protocol</dt><dd>CBMobile_4, version vectors (Couchbase Lite 4)<span class="muted"> (protocol = "auto")</span></dd>"#
+                    ))
                 #expect(!upstream.contains(Self.password))
             }
             // The edge has stopped: its connection is gone, what it moved stays in the listener's totals.

@@ -61,7 +61,7 @@ struct ActiveReplicatorFilterTests {
         configuration.channels = ["store-42", "prices"]
         configuration.documentIDs = ["a", "b"]
         let (properties, body) = ActiveReplicatorSession.subscription(
-            configuration: configuration, since: .number(JSONNumber(7)), activeOnly: false
+            configuration: configuration, since: .number(JSONNumber(7)), activeOnly: false, versioning: .revisionTrees
         ).encode()
         #expect(properties["filter"] == "sync_gateway/bychannel")
         #expect(properties["channels"] == "store-42,prices")
@@ -70,7 +70,7 @@ struct ActiveReplicatorFilterTests {
 
         let unfiltered = ActiveReplicatorSession.subscription(
             configuration: .init(remoteURL: "ws://127.0.0.1:1/db", remoteUUID: "u", direction: .pull), since: nil,
-            activeOnly: true
+            activeOnly: true, versioning: .versionVectors
         ).encode()
         #expect(unfiltered.properties["filter"] == nil)
         #expect(unfiltered.properties["channels"] == nil)

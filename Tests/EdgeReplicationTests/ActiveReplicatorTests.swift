@@ -288,7 +288,8 @@ struct ContinuousActiveReplicatorTests {
                     database: local.database,
                     configuration: .init(
                         remoteURL: "ws://127.0.0.1:\(gateway.port)/\(TestGateway.databaseName)",
-                        remoteUUID: "upstream-1", direction: .pushAndPull, continuous: true),
+                        remoteUUID: "upstream-1", direction: .pushAndPull, continuous: true,
+                        subprotocols: ReplicationSubprotocol.revisionTreeOffer),
                     logger: testLogger)
                 let running = Task { try await replicator.run() }
                 try await eventually("the replicator to become idle") { await replicator.status().activity == .idle }

@@ -1,6 +1,7 @@
 import EdgeGatewayTestSupport
 import EdgeStore
 import Foundation
+import ReplicationProtocol
 import SyncIdentifiers
 import Testing
 
@@ -26,7 +27,8 @@ struct PulledRevisionEchoTests {
                     database: edgeDatabase,
                     configuration: .init(
                         remoteURL: "ws://127.0.0.1:\(hub.port)/\(TestGateway.databaseName)", remoteUUID: "hub",
-                        direction: .pushAndPull, continuous: true),
+                        direction: .pushAndPull, continuous: true,
+                        subprotocols: ReplicationSubprotocol.revisionTreeOffer),
                     logger: testLogger)
                 let running = Task { try await replicator.run() }
                 defer { running.cancel() }

@@ -5,6 +5,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ReplicationProtocol
 import Testing
 import UpstreamDialer
 import UpstreamStandIns
@@ -16,10 +17,12 @@ import UpstreamStandIns
 @Suite("Active replicator against a LiteCore-strict upstream")
 struct StrictUpstreamTests {
     /// The recorded Couchbase Lite 3.2.4 upgrade requests (the repository's copies of the fixtures).
-    static func recordedRequestHeads() throws -> [String] {
-        let directory = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/cbl-3.2.4")
+    static func recordedRequestHeads(
+        release: String = "cbl-3.2.4", sessions: [String] = ["push-oneshot", "auth-fail", "pull-oneshot"]
+    ) throws -> [String] {
+        let directory = packageRoot.appendingPathComponent("Tests/BLIPCodecTests/Fixtures/\(release)")
         var heads: [String] = []
-        for name in ["push-oneshot", "auth-fail", "pull-oneshot"] {
+        for name in sessions {
             let text = try String(contentsOf: directory.appendingPathComponent("\(name).jsonl"), encoding: .utf8)
             for line in text.split(separator: "\n") {
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -41,13 +44,14 @@ struct StrictUpstreamTests {
 
     static func replicate(
         _ direction: ActiveReplicator.Direction, url: String, in database: DocumentDatabase,
-        authentication: ActiveReplicator.Authentication = .none, tls: ClientTLSConfiguration? = nil
+        authentication: ActiveReplicator.Authentication = .none, tls: ClientTLSConfiguration? = nil,
+        subprotocols: [ReplicationSubprotocol] = ReplicationSubprotocol.revisionTreeOffer
     ) async throws -> ActiveReplicator.Status {
         let replicator = ActiveReplicator(
             database: database,
             configuration: .init(
                 remoteURL: url, remoteUUID: "strict-\(direction)", direction: direction,
-                authentication: authentication, tls: tls),
+                authentication: authentication, tls: tls, subprotocols: subprotocols),
             logger: testLogger)
         try await replicator.run()
         return await replicator.status()
@@ -146,6 +150,31 @@ struct StrictUpstreamTests {
                 }
                 let sent = try #require(proxy.requestHeads.first)
                 #expect(Self.headerFields(sent).map(\.name) == Self.headerFields(withoutCredentials).map(\.name))
+            }
+        }
+    }
+
+    /// A Couchbase Lite 4.0.3 pusher offers `BLIP_3+CBMobile_4` alone; with `protocol = "4"` so does the
+    /// replicator, and the rest of its request is the same as 4.0.3's, header for header and in its order.
+    @Test("with protocol 4 the upgrade request carries exactly the headers Couchbase Lite 4.0.3 sends, in its order")
+    func requestMatchesCouchbaseLite4() async throws {
+        let recorded = try #require(
+            try Self.recordedRequestHeads(release: "cbl-4.0.3", sessions: ["push-oneshot"]).first)
+        try await TestGateway.run { gateway in
+            try await StrictUpgradeProxy.run(backendPort: gateway.port) { port, proxy in
+                try await LocalDatabase.run { local in
+                    try await saveDocuments(2, prefix: "h", in: local.database)
+                    let status = try await Self.replicate(
+                        .push, url: "ws://127.0.0.1:\(port)/db", in: local.database,
+                        subprotocols: ReplicationSubprotocol.versionVectorOffer)
+                    #expect(status.subprotocol == .cbMobile4)
+                }
+                let ours = Self.headerFields(try #require(proxy.requestHeads.first))
+                let theirs = Self.headerFields(recorded)
+                #expect(ours.map(\.name) == theirs.map(\.name))
+                for (name, value) in theirs where !["Host", "User-Agent", "Sec-WebSocket-Key"].contains(name) {
+                    #expect(ours.first { $0.name == name }?.value == value, "\(name)")
+                }
             }
         }
     }

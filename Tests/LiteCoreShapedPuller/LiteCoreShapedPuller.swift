@@ -65,7 +65,7 @@ public struct LiteCoreShapedPuller: Sendable {
         let dialer = UpstreamDialer(
             target: try UpstreamTarget(url: configuration.url + "/_blipsync"),
             options: .init(
-                subprotocols: ReplicationSubprotocol.clientOffer.split(separator: ",").map(String.init),
+                subprotocols: ReplicationSubprotocol.revisionTreeOffer.map(\.rawValue),
                 headers: [("User-Agent", "LiteCoreShapedPuller (CouchbaseLite/3.2.4 flow control)")]),
             logger: logger)
         let outcome = ReportBox()

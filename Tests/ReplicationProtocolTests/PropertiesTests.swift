@@ -82,25 +82,32 @@ import Testing
 @Suite struct SubprotocolTests {
     @Test func picksCBMobile3FromTheCBLOffer() {
         #expect(ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_3,BLIP_3+CBMobile_2") == .cbMobile3)
-        #expect(ReplicationSubprotocol.clientOffer == "BLIP_3+CBMobile_3,BLIP_3+CBMobile_2")
+        #expect(
+            ReplicationSubprotocol.offer(ReplicationSubprotocol.revisionTreeOffer)
+                == "BLIP_3+CBMobile_3,BLIP_3+CBMobile_2")
+        // `protocol = "auto"` offers what a Couchbase Lite 4.0 puller offers.
+        #expect(
+            ReplicationSubprotocol.offer(ReplicationSubprotocol.activeOffer) == "BLIP_3+CBMobile_4,BLIP_3+CBMobile_3")
     }
 
     @Test func clientOrderWins() {
         #expect(ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_2, BLIP_3+CBMobile_3") == .cbMobile2)
-        #expect(ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_4, BLIP_3+CBMobile_3") == .cbMobile3)
+        #expect(
+            ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_4, BLIP_3+CBMobile_3", supported: [.cbMobile3])
+                == .cbMobile3)
     }
 
     @Test func severalHeaderLinesAreReadInOrder() {
-        #expect(ReplicationSubprotocol.select(offered: ["BLIP_3+CBMobile_4", " BLIP_3+CBMobile_2 "]) == .cbMobile2)
+        #expect(ReplicationSubprotocol.select(offered: ["BLIP_3+CBMobile_5", " BLIP_3+CBMobile_2 "]) == .cbMobile2)
     }
 
     @Test func nothingMatches() {
-        #expect(ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_4") == nil)
+        #expect(ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_5") == nil)
         #expect(ReplicationSubprotocol.select(offered: "") == nil)
         #expect(ReplicationSubprotocol.select(offered: "BLIP_3+CBMobile_3", supported: [.cbMobile2]) == nil)
         #expect(
             ReplicationSubprotocol.mismatchMessage()
-                == "I only speak BLIP_3+CBMobile_3,BLIP_3+CBMobile_2 protocols")
+                == "I only speak BLIP_3+CBMobile_4,BLIP_3+CBMobile_3,BLIP_3+CBMobile_2 protocols")
     }
 
     /// Couchbase Lite 4 offers CBMobile_4 alone when it pushes and CBMobile_4 then 3 when it only pulls; 3.x offers
@@ -120,7 +127,8 @@ import Testing
 
     @Test func activeSideChecksTheEcho() {
         #expect(ReplicationSubprotocol.accepted(response: "BLIP_3+CBMobile_3") == .cbMobile3)
-        #expect(ReplicationSubprotocol.accepted(response: "BLIP_3+CBMobile_4") == nil)
+        #expect(ReplicationSubprotocol.accepted(response: "BLIP_3+CBMobile_4") == .cbMobile4)
+        #expect(ReplicationSubprotocol.accepted(response: "BLIP_3+CBMobile_2") == nil)
         #expect(ReplicationSubprotocol.accepted(response: nil) == nil)
         #expect(ReplicationSubprotocol.cbMobile3.replicationVersion == 3)
         #expect(ReplicationSubprotocol(rawValue: "chat").replicationVersion == nil)

@@ -1,6 +1,7 @@
 import EdgeReplication
 import EdgeStore
 import Foundation
+import ReplicationProtocol
 import SyncIdentifiers
 
 /// A local database in its own temporary directory, the active replicator's side.
@@ -8,14 +9,21 @@ package struct LocalDatabase {
     package let store: DocumentStore
     package let database: DocumentDatabase
     package let directory: URL
+    /// What its replicators offer: rev trees for the suites that check rev-tree IDs and histories, version vectors
+    /// (or the default, `auto`) for those that check versions.
+    package var subprotocols = ReplicationSubprotocol.revisionTreeOffer
 
-    package static func run(_ body: (LocalDatabase) async throws -> Void) async throws {
+    package static func run(
+        speaking subprotocols: [ReplicationSubprotocol] = ReplicationSubprotocol.revisionTreeOffer,
+        _ body: (LocalDatabase) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "edge-active-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try DocumentStore(dataDirectory: directory)
         let database = try await store.database(named: "local")
-        try await body(LocalDatabase(store: store, database: database, directory: directory))
+        try await body(
+            LocalDatabase(store: store, database: database, directory: directory, subprotocols: subprotocols))
     }
 
     /// Replicates once with the gateway and returns the replicator's final status.
@@ -36,7 +44,7 @@ package struct LocalDatabase {
     ) -> ActiveReplicator {
         var configuration = ActiveReplicator.Configuration(
             remoteURL: "ws://\(host):\(gateway.port)/\(TestGateway.databaseName)", remoteUUID: remoteUUID,
-            direction: direction)
+            direction: direction, subprotocols: subprotocols)
         adjust(&configuration)
         return ActiveReplicator(database: database, configuration: configuration, logger: testLogger)
     }

@@ -38,7 +38,7 @@ struct UpstreamRetryPolicy {
             return false
         case ActiveReplicatorError.peerRefused(_, let domain, let code, _):
             return domain == "HTTP" && UpstreamDialError.transientHTTPStatuses.contains(code)
-        case ActiveReplicatorError.invalidReply:
+        case ActiveReplicatorError.invalidReply, ActiveReplicatorError.incompatibleProtocol:
             return false
         default:
             // Connections lost mid-run (close code 1006, missed heartbeats), store hiccups.

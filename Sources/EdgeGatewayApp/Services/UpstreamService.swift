@@ -4,6 +4,7 @@ import EdgeReplication
 import EdgeStore
 import Foundation
 import Logging
+import ReplicationProtocol
 import ServiceLifecycle
 import SyncIdentifiers
 import Synchronization
@@ -70,7 +71,8 @@ final class UpstreamService: Service, HealthReporting {
                 conflictResolver: ActiveReplicator.ConflictResolver(settings.conflictResolver),
                 documentIDs: settings.documentIDs,
                 channels: settings.channels,
-                collections: settings.collections
+                collections: settings.collections,
+                subprotocols: settings.replicationProtocol.offer
             ),
             logger: logger
         )
@@ -163,6 +165,7 @@ final class UpstreamService: Service, HealthReporting {
             "total": .integer(status.total),
             "lastSuccess": status.lastSuccess.map { .string($0.formatted(.iso8601)) } ?? .none,
             "lastError": status.lastError.map { .string($0) } ?? .none,
+            "protocol": status.subprotocol.map { .string($0.rawValue) } ?? .none,
         ]
         let connected = status.activity == .idle || status.activity == .busy
         var (health, reason): (HealthStatus, String?) =
@@ -252,6 +255,17 @@ extension ActiveReplicator.Direction {
         case .push: self = .push
         case .pull: self = .pull
         case .pushAndPull: self = .pushAndPull
+        }
+    }
+}
+
+extension UpstreamProtocol {
+    /// The `Sec-WebSocket-Protocol` offer of this setting, most preferred first.
+    package var offer: [ReplicationSubprotocol] {
+        switch self {
+        case .auto: ReplicationSubprotocol.activeOffer
+        case .versionVectors: ReplicationSubprotocol.versionVectorOffer
+        case .revisionTrees: ReplicationSubprotocol.revisionTreeOffer
         }
     }
 }

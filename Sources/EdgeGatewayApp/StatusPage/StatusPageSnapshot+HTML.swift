@@ -202,6 +202,8 @@ extension StatusPageSnapshot {
                 \(upstream.continuous ? ", continuous" : ", once")</dd>
                 <dt>Remote</dt><dd><code class="url">\(upstream.url)</code></dd>
                 <dt>Remote UUID</dt><dd><code>\(upstream.remoteUUID)</code></dd>
+                <dt>Protocol</dt><dd>\(upstream.subprotocol.map(Self.protocolName) ?? "not connected yet")\
+                <span class="muted"> (protocol = \"\(upstream.protocolSetting)\")</span></dd>
                 <dt>Progress</dt><dd>\(progress)<b data-figure="upstream.\(upstream.name).completed">\(upstream.completed)\
                 </b> of \(upstream.total) revisions</dd>
                 <dt>Last success</dt><dd>\(upstream.lastSuccess.map { Self.timestamp($0, now: takenAt) } ?? "not yet")</dd>

@@ -723,6 +723,7 @@ let package = Package(
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [
+                "VersionVectors",
                 "GatewayConfigurationFile",
                 "EdgeGatewayApp",
                 "EdgeGatewayCLI",

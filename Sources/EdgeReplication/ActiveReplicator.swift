@@ -410,12 +410,13 @@ public actor ActiveReplicator {
                         checkpointer: checkpointer, configuration: configuration, versionVectors: false,
                         logger: logger)
                 ]
-            } catch ActiveReplicatorError.peerRefused(_, "HTTP", 400, let message)
-                where message.localizedCaseInsensitiveContains("collection")
+            } catch let refusal as BLIPErrorReply
+                where refusal.domain == ErrorDomain.http.rawValue && refusal.code == 400
+                && refusal.message.localizedCaseInsensitiveContains("collection")
             {
                 logger.info(
                     "the upstream has no legacy mode; replicating the default collection collection-aware",
-                    metadata: ["reason": "\(message)"])
+                    metadata: ["reason": "\(refusal.message)"])
             }
         }
         var checkpointers: [Checkpointer] = []

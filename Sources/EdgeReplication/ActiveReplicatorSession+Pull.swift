@@ -182,13 +182,16 @@ extension ActiveReplicatorSession {
             do {
                 decoded = try request.decode(RevRequest.self)
             } catch {
-                // `rev` names the current version alone on CBMobile_4, as the `changes` row did.
+                // `rev` names the current version alone on CBMobile_4, as the `changes` row did; a replacement
+                // (`sendReplacementRevs`, announced on CBMobile_4) names the row's revision in `replacedRev`.
                 finished.key = request.properties["id"].flatMap { docID in
-                    request.properties["rev"].map { RevisionKey(docID: docID, revisionID: $0) }
+                    (request.properties["replacedRev"] ?? request.properties["rev"]).map {
+                        RevisionKey(docID: docID, revisionID: $0)
+                    }
                 }
                 throw error
             }
-            finished.key = RevisionKey(docID: decoded.docID, revision: decoded.revision)
+            finished.key = RevisionKey(docID: decoded.docID, revision: decoded.replacedRevision ?? decoded.revision)
             try await store(decoded)
             finished.isStoredRevision = true
             finished.bytes = decoded.body.count

@@ -26,6 +26,14 @@ struct ReplicateCommandTests {
         // Not a terminal: plain lines, the last one the final state.
         #expect(replicate.standardOutput.split(separator: "\n").last == "stopped 5/5")
         #expect(try await hub.run(["docs", "get", "doc-4"]).standardOutput.contains(#""n""#))
+        // The same checkpoint over rev trees: nothing is left to push.
+        let overRevisionTrees = try await EdgeGatewayExecutable.run(
+            ["replicate", "--url", "ws://127.0.0.1:\(listenerPort)/inventory", "--push", "--protocol", "3"] + client)
+        #expect(overRevisionTrees.status == 0, "\(overRevisionTrees.standardError)")
+        let unknownProtocol = try await EdgeGatewayExecutable.run(
+            ["replicate", "--url", "ws://127.0.0.1:\(listenerPort)/inventory", "--push", "--protocol", "5"] + client)
+        #expect(unknownProtocol.status != 0)
+        #expect(unknownProtocol.standardError.contains("--protocol"), "\(unknownProtocol.standardError)")
 
         let refused = try await EdgeGatewayExecutable.run(
             ["replicate", "--url", "ws://127.0.0.1:\(listenerPort)/nothing", "--push"] + client)

@@ -371,6 +371,28 @@ struct RecordedClientConnection: Sendable {
         return requests
     }
 
+    /// The recorded passive peer's replies to the client's requests, by request number, decoded.
+    func recordedPassiveReplies() throws -> [UInt64: BLIPMessage] {
+        var passive = try Decoding()
+        for request in try recordedClientRequests() where !request.isNoReply {
+            passive.assembler.expectReply(to: request.number)
+        }
+        for payload in passiveFrames {
+            try passive.receive(payload)
+        }
+        return passive.repliesByNumber
+    }
+
+    /// The recorded client's replies to the passive peer's requests (a pull's `changes` and `rev`s), by number.
+    func recordedClientReplies() throws -> [UInt64: BLIPMessage] {
+        var client = try Decoding()
+        for frame in frames {
+            if let number = frame.replyTo { client.assembler.expectReply(to: number) }
+            try client.receive(frame.payload)
+        }
+        return client.repliesByNumber
+    }
+
     /// The requests the recorded client sent, decoded.
     func recordedClientRequests() throws -> [BLIPMessage] {
         var client = try Decoding()

@@ -31,6 +31,7 @@ enum ScriptedUpstream {
     }
 
     static func run(
+        subprotocol: String = subprotocol,
         configure: @escaping @Sendable (BLIPConnection) async -> Void, _ body: (_ port: Int) async throws -> Void
     ) async throws {
         let router = Router(context: BasicWebSocketRequestContext.self)

@@ -1,12 +1,15 @@
+import BLIPConnection
 import EdgeGatewayTestSupport
-import EdgeReplication
 import EdgeStore
 import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
+import Synchronization
 import Testing
 import UpstreamStandIns
 import VersionVectors
+
+@testable import EdgeReplication
 
 /// The active replicator over CBMobile_4 (issue 30): versions cross every hop unchanged, conflicts converge by
 /// Couchbase Lite 4's rule, and the protocol follows the `protocol` setting and the server's answer.
@@ -312,6 +315,111 @@ struct VersionVectorUpstreamTests {
                 #expect(hubCounters.revisionsProposed == 2, "only the edge's own documents are proposed")
                 running.cancel()
                 try await running.value
+            }
+        }
+    }
+
+    @Test("a pulled update arrives as a delta against the version this side lists, and a pushed blob is fetched")
+    func deltasAndBlobs() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            let first = try await remote.save(
+                "doc", body: Data(#"{"filler":"\#(deltaFiller)","count":1}"#.utf8), parentRevID: nil)
+            let base = try #require(try await remote.document("doc")?.vector)
+            try await remote.save(
+                "doc", body: Data(#"{"filler":"\#(deltaFiller)","count":2}"#.utf8), parentRevID: first.revID)
+            try await LocalDatabase.run(speaking: Self.versionVectors) { local in
+                // The local copy of the base version carries a marker the upstream's lacks: only a delta applied to
+                // it (not a whole body) can bring the marker into the pulled version.
+                _ = try await local.database.insertVersionedRevisions([
+                    VersionedRevision(
+                        docID: "doc", vector: base,
+                        body: Data(#"{"filler":"\#(deltaFiller)","count":1,"marker":true}"#.utf8))
+                ])
+                let content = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                let digest = try local.database.blobs.write(content)
+                try await local.database.save(
+                    "photo",
+                    body: Data(
+                        #"{"image":{"@type":"blob","digest":"\#(digest)","length":50000,"content_type":"image/png"}}"#
+                            .utf8),
+                    parentRevID: nil)
+
+                let status = try await local.replicate(with: gateway, .pushAndPull)
+                #expect(status.lastError == nil)
+                #expect(status.subprotocol == .cbMobile4)
+                let document = try #require(try await local.database.document("doc"))
+                #expect(document.vector?.current == (try await remote.document("doc")?.vector?.current))
+                #expect(
+                    try object(document.body)
+                        == ["filler": .string(deltaFiller), "count": .integer(2), "marker": .bool(true)])
+                #expect(try remote.blobs.read(digest) == content)
+                #expect(
+                    try await remote.document("photo")?.vector?.current
+                        == (try await local.database.document("photo")?.vector?.current))
+            }
+        }
+    }
+
+    /// LiteCore 4 has no legacy mode: a `getCheckpoint` without `collection` gets 400 "inappropriate use of the
+    /// collection property." (WIRE-NOTES §2). The replicator then opens the default collection with
+    /// `getCollections` on the same connection, as Couchbase Lite 4 always does.
+    @Test("a peer that refuses legacy mode gets getCollections on the same connection")
+    func legacyModeRefused() async throws {
+        let requests = Mutex<[String]>([])
+        try await ScriptedUpstream.run(configure: { connection in
+            await connection.setHandler(for: Profile.getCheckpoint.rawValue) { _ in
+                throw ErrorReply.http(400, "inappropriate use of the collection property.").blipError
+            }
+            await connection.setHandler(for: Profile.getCollections.rawValue) { request in
+                requests.withLock { $0.append("getCollections") }
+                return request.reply(body: Array("[{}]".utf8))
+            }
+            await connection.setHandler(for: Profile.subChanges.rawValue) { request in
+                requests.withLock { $0.append("subChanges collection \(request.properties["collection"] ?? "-")") }
+                Task {
+                    let caughtUp = ChangesRequest(rows: [], collection: 0)
+                    try await connection.sendNoReply(.request(caughtUp, isUrgent: true, isNoReply: true))
+                }
+                return request.reply()
+            }
+        }) { port in
+            try await LocalDatabase.run { local in
+                let replicator = ActiveReplicator(
+                    database: local.database,
+                    configuration: .init(
+                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "litecore-4", direction: .pull,
+                        subprotocols: ReplicationSubprotocol.revisionTreeOffer),
+                    logger: testLogger)
+                try await replicator.run()
+                #expect(await replicator.status().lastError == nil)
+            }
+        }
+        // getCollections came, then a subChanges that names collection 0.
+        #expect(requests.withLock { $0 } == ["getCollections", "subChanges collection 0"])
+    }
+
+    /// A version-vector LiteCore answers a rev-tree `subChanges` with LiteCore 501 (WIRE-NOTES §3): retrying cannot
+    /// help, so the upstream stops and says which setting fits.
+    @Test("a 501 to subChanges stops the pull with the protocol setting to change")
+    func versioningRefused() async throws {
+        try await ScriptedUpstream.run(configure: { connection in
+            await connection.setHandler(for: Profile.subChanges.rawValue) { _ in
+                throw ErrorReply.liteCore(501, "Incompatible document versioning.").blipError
+            }
+        }) { port in
+            try await LocalDatabase.run { local in
+                let replicator = ActiveReplicator(
+                    database: local.database,
+                    configuration: .init(
+                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "u", direction: .pull,
+                        subprotocols: ReplicationSubprotocol.revisionTreeOffer),
+                    logger: testLogger)
+                await #expect(throws: ActiveReplicatorError.self) { try await replicator.run() }
+                let error = try #require(await replicator.status().lastError)
+                #expect(error.contains("refused the pull's document versioning"), "\(error)")
+                #expect(error.contains("Incompatible document versioning."), "\(error)")
+                #expect(error.contains(#"protocol to "3""#), "\(error)")
             }
         }
     }

@@ -206,10 +206,17 @@ extension DocumentDatabase {
             guard let collectionID = try self.collectionID(collection, in: db, createIfMissing: false) else {
                 return revisions.map { _ in nil }
             }
+            // One statement per revision, not one for the document and one for its revision.
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT r.vector FROM documents d JOIN revisions r ON r.doc_row = d.id AND r.rev_id = ?
+                    WHERE d.collection_id = ? AND d.doc_id = ?
+                    """)
             return try revisions.map { docID, revID in
-                guard let row = try DocumentRevisionStorage.documentRow(db, collectionID: collectionID, docID: docID)
-                else { return nil }
-                return try DocumentRevisionStorage.vector(db, docRow: row.rowID, revID: revID)
+                let text = try statement.directFirstRow(
+                    [.text(revID.description), .integer(collectionID), .text(docID)]
+                ) { row in row.string(0) }
+                return try (text ?? nil).map { try HybridLogicalVector(stored: $0, in: "revisions") }
             }
         }
     }

@@ -29,8 +29,25 @@ public struct Version: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        String(timestamp, radix: 16) + "@" + source.description
+        // Written without intermediate strings: a received revision's versions are written again and again.
+        let source = source.description
+        let digits = max(1, (64 - timestamp.leadingZeroBitCount + 3) / 4)
+        return String(unsafeUninitializedCapacity: digits + 1 + source.utf8.count) { buffer in
+            for index in 0..<digits {
+                let nibble = Int(timestamp >> UInt64(4 * (digits - 1 - index)) & 0xF)
+                buffer[index] = Self.hexDigits[nibble]
+            }
+            buffer[digits] = UInt8(ascii: "@")
+            var index = digits + 1
+            for byte in source.utf8 {
+                buffer[index] = byte
+                index += 1
+            }
+            return index
+        }
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }
 
 extension UInt8 {

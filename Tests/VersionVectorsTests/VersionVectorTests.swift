@@ -16,8 +16,27 @@ struct VersionVectorTests {
         #expect(version.timestamp == 0x18eb_d07f_63c5_0000)
         // The same run's checkpoint says "time":1795758122.
         #expect(version.timestamp / 1_000_000_000 == 1_795_758_121)
-        #expect(version.source.bytes.count == 16)
+        // The 16 bytes Foundation's base64 decoder reads from the same text.
+        let bytes = try #require(Data(base64Encoded: "ddja2MCRTril1aX52skGJg=="))
+        #expect(version.source == SourceID(bytes: Array(bytes)))
         #expect(version.description == "18ebd07f63c50000@ddja2MCRTril1aX52skGJg")
+    }
+
+    @Test("Any 16 bytes write as Foundation's base64 without padding, and read back as the same source")
+    func sourceTextRoundTrips() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1_000 {
+            let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let source = SourceID(bytes: bytes)
+            #expect(source.description == String(Data(bytes).base64EncodedString().dropLast(2)))
+            #expect(try SourceID(Substring(source.description)) == source)
+        }
+        let timestamps: [UInt64] = [1, 0xF, 0x10, 0x18eb_d07f_63c5_0000, .max]
+        for timestamp in timestamps {
+            let version = Version(timestamp: timestamp, source: SourceID(bytes: Array(repeating: 7, count: 16)))
+            #expect(version.description.hasPrefix(String(timestamp, radix: 16) + "@"))
+            #expect(try Version(version.description) == version)
+        }
     }
 
     @Test("The node's source ID is its node ID's 16 bytes, in base64 without padding")

@@ -45,6 +45,7 @@ extension PassiveReplicationSession {
             takesReplacements: decoded.sendReplacementRevs
         )
         let key = keyspace.index ?? 0
+        versionsPushedHere.withLock { versions in versions = versions ?? [:] }
         keyspaceStates[key, default: KeyspaceState()].pullFeed?.cancel()
         keyspaceStates[key, default: KeyspaceState()].pullFeed = Task { await self.runPullFeed(subscription) }
         return request.reply()
@@ -85,7 +86,9 @@ extension PassiveReplicationSession {
                 try await withThrowingDiscardingTaskGroup { group in
                     // Each batch's `changes` is numbered before anything after it, the caught-up marker included, as
                     // LiteCore numbers a pull's messages: a client's replies are then to the same numbers.
-                    func enqueue(_ batch: [Change]) async throws {
+                    func enqueue(_ read: [Change]) async throws {
+                        let batch = self.notPushedHere(read, in: subscription.keyspace.collection)
+                        guard !batch.isEmpty else { return }
                         try await limits.sendingBatch()
                         let (numbered, signal) = AsyncStream<Void>.makeStream()
                         group.addTask {
@@ -243,6 +246,19 @@ extension PassiveReplicationSession {
 }
 
 extension PassiveReplicationSession {
+    /// `changes` less those whose current version this client pushed on this connection; each document the feed
+    /// passes is forgotten.
+    nonisolated func notPushedHere(_ changes: [Change], in collection: CollectionName) -> [Change] {
+        guard usesVersionVectors else { return changes }
+        return versionsPushedHere.withLock { versions in
+            guard versions?.isEmpty == false else { return changes }
+            return changes.filter { change in
+                let pushed = versions?.removeValue(forKey: PushedDocument(collection: collection, docID: change.docID))
+                return pushed == nil || pushed != change.version
+            }
+        }
+    }
+
     /// How `change` is named to this puller: by its current version on CBMobile_4, unless it is a revision
     /// written before its document had a vector (LiteCore 4 and Sync Gateway 4 send those by rev-tree ID).
     nonisolated func wireRevision(of change: Change) -> WireRevision {

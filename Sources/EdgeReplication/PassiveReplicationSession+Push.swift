@@ -120,6 +120,11 @@ extension PassiveReplicationSession {
     nonisolated func rev(_ request: BLIPMessage) async throws -> BLIPMessage {
         let decoded = try request.decode(RevRequest.self)
         let receiver = try await revisionReceiver(for: decoded.collection)
+        // Noted before it is stored, so that the pull feed, which may read the commit first, knows it.
+        if case .vector(let vector) = decoded.revision {
+            let pushed = PushedDocument(collection: receiver.collection, docID: decoded.docID)
+            versionsPushedHere.withLock { versions in versions?[pushed] = vector.current }
+        }
         guard let received = try await receiver.receive(decoded, noConflicts: decoded.noConflicts) else {
             counters.countMissingRevision()
             return request.reply()

@@ -5,6 +5,7 @@ import Logging
 import ReplicationProtocol
 import SyncIdentifiers
 import Synchronization
+import VersionVectors
 
 /// The passive side of replication for one database over one BLIP connection: it answers the
 /// requests of a Couchbase Lite active replicator (checkpoints, pushes, pull subscriptions,
@@ -75,6 +76,15 @@ package actor PassiveReplicationSession {
     /// The mode never changes once decided, so a pushed `rev` finds its receiver here without a hop onto this
     /// actor.
     let revisionReceivers = Mutex<[Int: RevisionReceiver]>([:])
+    /// The versions a CBMobile_4 client pushed on this connection that its pull feed has not passed yet, by
+    /// collection and document: they are not offered back to it, as LiteCore 4 offers none (WIRE-NOTES §6). Kept
+    /// only while the connection has a pull feed (nil before), so a push-only client's pushes are not remembered.
+    let versionsPushedHere = Mutex<[PushedDocument: Version]?>(nil)
+
+    struct PushedDocument: Hashable {
+        var collection: CollectionName
+        var docID: String
+    }
 
     package init(
         connection: BLIPConnection,

@@ -89,7 +89,8 @@ struct RecordedPassiveReplayTests {
                 database: local.database,
                 configuration: .init(
                     remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "litecore-4.0.3", direction: direction,
-                    subprotocols: ReplicationSubprotocol.versionVectorOffer),
+                    // One save at the end, as in the recordings, however slowly a loaded machine runs the session.
+                    checkpointInterval: .seconds(3_600), subprotocols: ReplicationSubprotocol.versionVectorOffer),
                 logger: testLogger)
             try await replicator.run()
             #expect(await replicator.status().lastError == nil)
@@ -106,6 +107,11 @@ struct RecordedPassiveReplayTests {
     static func rows(_ body: [UInt8]) throws -> [[String]] {
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [[Any]])
         return rows.map { row in row.map { ($0 as? String).map { "\"\($0)\"" } ?? "\($0)" } }
+    }
+
+    /// How many of each profile.
+    static func counts(_ profiles: [String]) -> [String: Int] {
+        profiles.reduce(into: [:]) { $0[$1, default: 0] += 1 }
     }
 
     /// The keys of a JSON object body, sorted.
@@ -135,7 +141,10 @@ struct RecordedPassiveReplayTests {
             }
             let sent = try await Self.replay(session, into: local, direction: .push)
             let recorded = session.clientRequests.filter { !$0.isNoReply }
-            #expect(sent.map(\.profile) == recorded.map { $0.profile ?? "" })
+            // The same requests; proposals and revisions go out several at a time, so only the first and the last
+            // have a fixed place.
+            #expect(Self.counts(sent.map(\.profile)) == Self.counts(recorded.map { $0.profile ?? "" }))
+            #expect(sent.first?.profile == "getCollections" && sent.last?.profile == "setCheckpoint")
 
             let getCollections = try #require(sent.first)
             #expect(getCollections.keys == ["Profile", "uuid"])

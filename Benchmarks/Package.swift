@@ -55,6 +55,7 @@ let package = Package(
                 .product(name: "EdgeConfig", package: rootPackage),
                 .product(name: "SyncListener", package: rootPackage),
                 .product(name: "LiteCoreShapedPuller", package: rootPackage),
+                .product(name: "ReplicationProtocol", package: rootPackage),
                 .product(name: "SyncIdentifiers", package: rootPackage),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Benchmark", package: "benchmark"),

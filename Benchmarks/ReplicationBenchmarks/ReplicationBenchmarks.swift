@@ -6,6 +6,7 @@ import EdgeStore
 import Foundation
 import LiteCoreShapedPuller
 import Logging
+import ReplicationProtocol
 import SyncIdentifiers
 import SyncListener
 
@@ -59,11 +60,19 @@ func withListener(
     }
 }
 
-func replicate(_ local: DocumentDatabase, port: Int, direction: ActiveReplicator.Direction) async throws {
+/// The two protocol generations compared: rev trees as Couchbase Lite 3.x offers them, and version vectors alone.
+let generations: [(name: String, offer: [ReplicationSubprotocol])] = [
+    ("CBMobile_3", [.cbMobile3]), ("CBMobile_4", [.cbMobile4]),
+]
+
+func replicate(
+    _ local: DocumentDatabase, port: Int, direction: ActiveReplicator.Direction, offer: [ReplicationSubprotocol]
+) async throws {
     let replicator = ActiveReplicator(
         database: local,
         configuration: .init(
-            remoteURL: "ws://127.0.0.1:\(port)/\(databaseName)", remoteUUID: UUID().uuidString, direction: direction),
+            remoteURL: "ws://127.0.0.1:\(port)/\(databaseName)", remoteUUID: UUID().uuidString, direction: direction,
+            subprotocols: offer),
         logger: quietLogger)
     try await replicator.run()
     let status = await replicator.status()
@@ -123,6 +132,20 @@ struct GatewayProcess {
     }
 }
 
+/// The bytes of the SQLite files (database and write-ahead log) under a data directory.
+func storeBytes(in directory: URL) -> Int {
+    let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey])
+    var bytes = 0
+    while let file = files?.nextObject() as? URL {
+        guard file.lastPathComponent.contains(".sqlite3") else { continue }
+        bytes += (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+    }
+    return bytes
+}
+
+/// The receiving database's file size after the run, per document: what version vectors cost on disk.
+let storeBytesPerDocument = BenchmarkMetric.custom(
+    "Store bytes per document", polarity: .prefersSmaller, useScalingFactor: false)
 let gatewayCPU = BenchmarkMetric.custom("Gateway CPU (ms)", polarity: .prefersSmaller, useScalingFactor: false)
 let gatewayPeakRSS = BenchmarkMetric.custom("Gateway peak RSS (MB)", polarity: .prefersSmaller, useScalingFactor: false)
 /// `PullerCounters.waitingForPeer`: how long the puller had nothing to do but wait for the gateway.
@@ -137,36 +160,51 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .cpuTotal, .peakMemoryResident], timeUnits: .milliseconds,
         maxDuration: .seconds(300), maxIterations: 3)
 
-    Benchmark("Ingest: push 100,000 docs of 1 KB into the listener (ws://)") { benchmark in
-        let sourceDirectory = temporaryDirectory("source")
-        defer { try? FileManager.default.removeItem(at: sourceDirectory) }
-        let source = try await DocumentStore(dataDirectory: sourceDirectory).database(named: "local")
-        try await seed(source)
-        for _ in benchmark.scaledIterations {
-            let targetDirectory = temporaryDirectory("ingest")
-            defer { try? FileManager.default.removeItem(at: targetDirectory) }
-            let target = try DocumentStore(dataDirectory: targetDirectory)
-            try await withListener(store: target, directory: targetDirectory) { port in
-                benchmark.startMeasurement()
-                try await replicate(source, port: port, direction: .push)
-                benchmark.stopMeasurement()
+    // The same run measures both generations side by side (issue 29/30: CBMobile_4 within 10% of CBMobile_3).
+    for (generation, offer) in generations {
+        Benchmark(
+            "Ingest: push 100,000 docs of 1 KB into the listener over \(generation) (ws://)",
+            configuration: .init(
+                metrics: [.wallClock, .cpuTotal, .peakMemoryResident, storeBytesPerDocument],
+                timeUnits: .milliseconds, maxDuration: .seconds(300), maxIterations: 3)
+        ) { benchmark in
+            let sourceDirectory = temporaryDirectory("source")
+            defer { try? FileManager.default.removeItem(at: sourceDirectory) }
+            let source = try await DocumentStore(dataDirectory: sourceDirectory).database(named: "local")
+            try await seed(source)
+            for _ in benchmark.scaledIterations {
+                let targetDirectory = temporaryDirectory("ingest")
+                defer { try? FileManager.default.removeItem(at: targetDirectory) }
+                let target = try DocumentStore(dataDirectory: targetDirectory)
+                try await withListener(store: target, directory: targetDirectory) { port in
+                    benchmark.startMeasurement()
+                    try await replicate(source, port: port, direction: .push, offer: offer)
+                    benchmark.stopMeasurement()
+                }
+                benchmark.measurement(storeBytesPerDocument, storeBytes(in: targetDirectory) / documentCount)
             }
         }
-    }
 
-    Benchmark("Serve: pull 100,000 docs of 1 KB from the listener (ws://)") { benchmark in
-        let servedDirectory = temporaryDirectory("served")
-        defer { try? FileManager.default.removeItem(at: servedDirectory) }
-        let served = try DocumentStore(dataDirectory: servedDirectory)
-        try await seed(try await served.database(named: databaseName))
-        for _ in benchmark.scaledIterations {
-            let localDirectory = temporaryDirectory("pull")
-            defer { try? FileManager.default.removeItem(at: localDirectory) }
-            let local = try await DocumentStore(dataDirectory: localDirectory).database(named: "local")
-            try await withListener(store: served, directory: servedDirectory) { port in
-                benchmark.startMeasurement()
-                try await replicate(local, port: port, direction: .pull)
-                benchmark.stopMeasurement()
+        Benchmark(
+            "Serve: pull 100,000 docs of 1 KB from the listener over \(generation) (ws://)",
+            configuration: .init(
+                metrics: [.wallClock, .cpuTotal, .peakMemoryResident, storeBytesPerDocument],
+                timeUnits: .milliseconds, maxDuration: .seconds(300), maxIterations: 3)
+        ) { benchmark in
+            let servedDirectory = temporaryDirectory("served")
+            defer { try? FileManager.default.removeItem(at: servedDirectory) }
+            let served = try DocumentStore(dataDirectory: servedDirectory)
+            try await seed(try await served.database(named: databaseName))
+            for _ in benchmark.scaledIterations {
+                let localDirectory = temporaryDirectory("pull")
+                defer { try? FileManager.default.removeItem(at: localDirectory) }
+                let local = try await DocumentStore(dataDirectory: localDirectory).database(named: "local")
+                try await withListener(store: served, directory: servedDirectory) { port in
+                    benchmark.startMeasurement()
+                    try await replicate(local, port: port, direction: .pull, offer: offer)
+                    benchmark.stopMeasurement()
+                }
+                benchmark.measurement(storeBytesPerDocument, storeBytes(in: localDirectory) / documentCount)
             }
         }
     }

@@ -17,6 +17,19 @@ import VersionVectors
 struct VersionVectorUpstreamTests {
     static let versionVectors = ReplicationSubprotocol.versionVectorOffer
 
+    /// A replicator of `local` for the stand-in server on `port`, offering what `local` offers.
+    static func replicator(
+        of local: LocalDatabase, toStandInAt port: Int, _ direction: ActiveReplicator.Direction,
+        heartbeat: Duration? = nil
+    ) -> ActiveReplicator {
+        ActiveReplicator(
+            database: local.database,
+            configuration: .init(
+                remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "stand-in", direction: direction,
+                heartbeat: heartbeat, subprotocols: local.subprotocols),
+            logger: testLogger)
+    }
+
     /// The current version of each document, nil where it is missing or legacy.
     static func currentVersions(
         of docIDs: some Sequence<String>, in database: DocumentDatabase
@@ -99,12 +112,8 @@ struct VersionVectorUpstreamTests {
         }
         try await ScriptedUpgradeServer.run(answer: .upgrade(subprotocol: "BLIP_3+CBMobile_3")) { port in
             try await LocalDatabase.run(speaking: ReplicationSubprotocol.activeOffer) { local in
-                let replicator = ActiveReplicator(
-                    database: local.database,
-                    configuration: .init(
-                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "u", direction: .push,
-                        heartbeat: .seconds(1)),
-                    logger: testLogger)
+                // The stand-in stays silent after the upgrade: missed heartbeats end the run once it is cancelled.
+                let replicator = Self.replicator(of: local, toStandInAt: port, .push, heartbeat: .seconds(1))
                 let running = Task { try await replicator.run() }
                 try await eventually("the connection to open") { await replicator.status().subprotocol != nil }
                 #expect(await replicator.status().subprotocol == .cbMobile3)
@@ -118,12 +127,7 @@ struct VersionVectorUpstreamTests {
     func mismatchNamesTheSetting() async throws {
         try await ScriptedUpgradeServer.run(answer: .upgrade(subprotocol: "BLIP_3+CBMobile_3")) { port in
             try await LocalDatabase.run(speaking: Self.versionVectors) { local in
-                let replicator = ActiveReplicator(
-                    database: local.database,
-                    configuration: .init(
-                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "u", direction: .push,
-                        subprotocols: Self.versionVectors),
-                    logger: testLogger)
+                let replicator = Self.replicator(of: local, toStandInAt: port, .push)
                 do {
                     try await replicator.run()
                     Issue.record("the replication succeeded")
@@ -390,12 +394,7 @@ struct VersionVectorUpstreamTests {
             }
         }) { port in
             try await LocalDatabase.run { local in
-                let replicator = ActiveReplicator(
-                    database: local.database,
-                    configuration: .init(
-                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "litecore-4", direction: .pull,
-                        subprotocols: ReplicationSubprotocol.revisionTreeOffer),
-                    logger: testLogger)
+                let replicator = Self.replicator(of: local, toStandInAt: port, .pull)
                 try await replicator.run()
                 #expect(await replicator.status().lastError == nil)
             }
@@ -414,17 +413,34 @@ struct VersionVectorUpstreamTests {
             }
         }) { port in
             try await LocalDatabase.run { local in
-                let replicator = ActiveReplicator(
-                    database: local.database,
-                    configuration: .init(
-                        remoteURL: "ws://127.0.0.1:\(port)/db", remoteUUID: "u", direction: .pull,
-                        subprotocols: ReplicationSubprotocol.revisionTreeOffer),
-                    logger: testLogger)
+                let replicator = Self.replicator(of: local, toStandInAt: port, .pull)
                 await #expect(throws: ActiveReplicatorError.self) { try await replicator.run() }
                 let error = try #require(await replicator.status().lastError)
                 #expect(error.contains("refused the pull's document versioning"), "\(error)")
                 #expect(error.contains("Incompatible document versioning."), "\(error)")
                 #expect(error.contains(#"protocol to "3""#), "\(error)")
+            }
+        }
+    }
+
+    @Test("document_ids limits push and pull over CBMobile_4 to those documents")
+    func documentIDFilter() async throws {
+        try await TestGateway.run { gateway in
+            let remote = try await gateway.database
+            try await saveDocuments(3, prefix: "hub", in: remote)
+            try await LocalDatabase.run(speaking: Self.versionVectors) { local in
+                try await saveDocuments(3, prefix: "edge", in: local.database)
+                let status = try await local.replicate(with: gateway, .pushAndPull) {
+                    $0.documentIDs = ["edge-1", "hub-2"]
+                }
+                #expect(status.subprotocol == .cbMobile4)
+                #expect(status.lastError == nil)
+                #expect(try await remote.document("edge-1") != nil)
+                #expect(try await remote.document("edge-0") == nil)
+                #expect(try await remote.document("edge-2") == nil)
+                #expect(try await local.database.document("hub-2") != nil)
+                #expect(try await local.database.document("hub-0") == nil)
+                #expect(try await local.database.document("hub-1") == nil)
             }
         }
     }

@@ -244,12 +244,7 @@ extension DocumentDatabase {
                 body: localBody ?? Data("{}".utf8)),
             remote: ConflictingRevision(
                 revID: revision.revID, deleted: revision.deleted, body: revision.body))
-        let resolved: DocumentRevisionStorage.ResolvedBody? =
-            switch resolver(conflict) {
-            case .remote: nil
-            case .local: .init(body: conflict.local.body, deleted: conflict.local.deleted)
-            case .merged(let body): .init(body: body, deleted: false)
-            }
+        let resolved = DocumentRevisionStorage.ResolvedBody(resolver(conflict), of: conflict)
         let saved = try storage.resolveConflict(
             docID: revision.docID, collectionID: collectionID, winningParent: revision.revID,
             losingLeaf: existing.winningRevID, resolved: resolved)

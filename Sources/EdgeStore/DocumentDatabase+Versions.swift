@@ -159,15 +159,11 @@ extension DocumentDatabase {
             minted, blobDigests: digests, collectionID: collectionID, resolver: nil, storage: &storage)
         guard case .inserted(let sequence) = result else { return (result, nil) }
         guard let local, let resolver else { return (result, minted.revID) }
-        let remote = ConflictingRevision(
-            revID: minted.revID, deleted: revision.deleted, body: revision.body, vector: revision.vector)
-        let kept: DocumentRevisionStorage.ResolvedBody? =
-            switch resolver(RevisionConflict(docID: revision.docID, local: local, remote: remote)) {
-            case .remote: nil
-            case .local: .init(body: local.body, deleted: local.deleted)
-            case .merged(let body): .init(body: body, deleted: false)
-            }
-        guard let kept else {
+        let conflict = RevisionConflict(
+            docID: revision.docID, local: local,
+            remote: ConflictingRevision(
+                revID: minted.revID, deleted: revision.deleted, body: revision.body, vector: revision.vector))
+        guard let kept = DocumentRevisionStorage.ResolvedBody(resolver(conflict), of: conflict) else {
             return (.resolvedConflict(sequence: sequence, resolvedRevID: minted.revID), minted.revID)
         }
         let saved = try storage.saveResolution(

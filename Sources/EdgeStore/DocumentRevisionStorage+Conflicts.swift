@@ -8,6 +8,21 @@ extension DocumentRevisionStorage {
     struct ResolvedBody {
         var body: Data
         var deleted: Bool
+
+        init(body: Data, deleted: Bool) {
+            self.body = body
+            self.deleted = deleted
+        }
+
+        /// What a resolver's verdict on `conflict` adds on top of the remote revision; nil when the remote wins as
+        /// it is.
+        init?(_ resolution: ConflictResolution, of conflict: RevisionConflict) {
+            switch resolution {
+            case .remote: return nil
+            case .local: (body, deleted) = (conflict.local.body, conflict.local.deleted)
+            case .merged(let merged): (body, deleted) = (merged, false)
+            }
+        }
     }
 
     /// Resolves two conflicting leaves the way LiteCore's `resolveConflict` does with its default

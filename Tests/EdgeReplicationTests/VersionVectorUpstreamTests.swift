@@ -58,13 +58,11 @@ struct VersionVectorUpstreamTests {
                     try await local.database.save(
                         "edge-0", body: Data(#"{"n":0,"edited":true}"#.utf8), parentRevID: written["edge-0"])
                     try await local.database.delete("edge-1", parentRevID: written["edge-1"]!)
-                    let url = "\(scheme)://127.0.0.1:\(port)/db"
+                    let configuration = ActiveReplicator.Configuration(
+                        remoteURL: "\(scheme)://127.0.0.1:\(port)/db", remoteUUID: "hub", direction: .pushAndPull,
+                        tls: tls?.pin, subprotocols: Self.versionVectors)
                     let replicator = ActiveReplicator(
-                        database: local.database,
-                        configuration: .init(
-                            remoteURL: url, remoteUUID: "hub", direction: .pushAndPull, tls: tls?.pin,
-                            subprotocols: Self.versionVectors),
-                        logger: testLogger)
+                        database: local.database, configuration: configuration, logger: testLogger)
                     try await replicator.run()
                     let status = await replicator.status()
                     #expect(status.subprotocol == .cbMobile4)
@@ -86,11 +84,7 @@ struct VersionVectorUpstreamTests {
                     // A second run finds nothing to move either way: the checkpoints hold, and pulled versions
                     // are not proposed back.
                     let again = ActiveReplicator(
-                        database: local.database,
-                        configuration: .init(
-                            remoteURL: url, remoteUUID: "hub", direction: .pushAndPull, tls: tls?.pin,
-                            subprotocols: Self.versionVectors),
-                        logger: testLogger)
+                        database: local.database, configuration: configuration, logger: testLogger)
                     try await again.run()
                     #expect(again.counters.revisionsProposed == 0)
                     #expect(again.counters.documentsPulled == 0)

@@ -11,7 +11,7 @@ package struct LocalDatabase {
     package let directory: URL
     /// What its replicators offer: rev trees for the suites that check rev-tree IDs and histories, version vectors
     /// (or the default, `auto`) for those that check versions.
-    package var subprotocols = ReplicationSubprotocol.revisionTreeOffer
+    package var subprotocols: [ReplicationSubprotocol]
 
     package static func run(
         speaking subprotocols: [ReplicationSubprotocol] = ReplicationSubprotocol.revisionTreeOffer,

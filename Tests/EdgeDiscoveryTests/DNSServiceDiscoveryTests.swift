@@ -24,7 +24,7 @@ struct DNSServiceDiscoveryTests {
         "a gateway in A is browsable from B with its address, port, TXT records, and again after an avahi-daemon restart"
     )
     func advertisesAcrossNamespaces() async throws {
-        let lab = try NamespaceLab()
+        let lab = try await NamespaceLab.make()
         defer { lab.tearDown() }
         var gateway = try GatewayProcess.advertised(
             directory: lab.root.appendingPathComponent("gateway"), in: lab.a, serviceType: Self.serviceType,
@@ -45,7 +45,7 @@ struct DNSServiceDiscoveryTests {
         #expect(entry.port == payload.port)
         #expect(entry.txt == expectedTXT, "\(entry.txt)")
 
-        let discovered = try discoverFromB(lab).first { $0["name"] as? String == "lab-gateway-a" }
+        let discovered = try await discoverFromB(lab).first { $0["name"] as? String == "lab-gateway-a" }
         let service = try #require(discovered, "edge-gateway discover did not list the gateway")
         #expect(service["address"] as? String == lab.a.address)
         #expect(service["port"] as? Int == payload.port)
@@ -57,12 +57,12 @@ struct DNSServiceDiscoveryTests {
         #expect(txt["s256"] == Base64URL.encode(payload.certificateSHA256))
         #expect(txt["proto"] == "BLIP_3+CBMobile_3")
 
-        let health = try lab.run(
+        let health = try await lab.run(
             in: lab.a, [EdgeGatewayExecutable.url.path, "health", "--config", gateway.configPath])
         #expect(health.output.hasPrefix("healthy: HTTP 200, status up"), "\(health.output)")
 
         // A restarted daemon has forgotten every service: the gateway must register again on its own.
-        try lab.restartDaemonOfA()
+        try await lab.restartDaemonOfA()
         let again = try await browseFromB(lab, name: "lab-gateway-a")
         #expect(again.port == payload.port)
         #expect(again.txt == expectedTXT)
@@ -72,7 +72,7 @@ struct DNSServiceDiscoveryTests {
         #expect(gateway.logText.contains("DNS-SD advertising stopped"))
         var stillListed = true
         for _ in 0..<25 where stillListed {
-            let browse = try lab.run(
+            let browse = try await lab.run(
                 in: lab.b, ["avahi-browse", "--parsable", "--resolve", "--terminate", Self.serviceType])
             stillListed = browse.output.contains("lab-gateway-a")
             if stillListed { try await Task.sleep(for: .milliseconds(200)) }
@@ -82,7 +82,7 @@ struct DNSServiceDiscoveryTests {
 
     @Test("a second gateway announcing the same name in A is renamed to the next alternative")
     func collisionPicksAlternativeName() async throws {
-        let lab = try NamespaceLab()
+        let lab = try await NamespaceLab.make()
         defer { lab.tearDown() }
         var gateways: [GatewayProcess] = []
         defer {
@@ -107,7 +107,7 @@ struct DNSServiceDiscoveryTests {
 
     @Test("a reloaded certificate (tls = \"file\") is advertised: the s256 record follows it")
     func reloadedCertificateIsAdvertised() async throws {
-        let lab = try NamespaceLab()
+        let lab = try await NamespaceLab.make()
         defer { lab.tearDown() }
         let root = lab.root.appendingPathComponent("reload")
         let first = try await Self.generatedIdentity(in: root.appendingPathComponent("first"))
@@ -171,7 +171,7 @@ struct DNSServiceDiscoveryTests {
     ) async throws -> AvahiBrowseEntry {
         var lastOutput = ""
         for _ in 0..<30 {
-            let browse = try lab.run(in: lab.b, ["avahi-browse", "--parsable", "--resolve", "--terminate", type])
+            let browse = try await lab.run(in: lab.b, ["avahi-browse", "--parsable", "--resolve", "--terminate", type])
             lastOutput = browse.output + browse.error
             if let entry = browse.output.split(separator: "\n").compactMap(AvahiBrowseEntry.init(line:))
                 .first(where: { $0.name == name })
@@ -183,8 +183,8 @@ struct DNSServiceDiscoveryTests {
         throw LabError(step: "avahi-browse in B", detail: "\(name) not found; last output:\n\(lastOutput)")
     }
 
-    private func discoverFromB(_ lab: NamespaceLab) throws -> [[String: Any]] {
-        let outcome = try lab.run(
+    private func discoverFromB(_ lab: NamespaceLab) async throws -> [[String: Any]] {
+        let outcome = try await lab.run(
             in: lab.b,
             [EdgeGatewayExecutable.url.path, "discover", "--json", "--type", Self.serviceType, "--timeout", "5"])
         guard outcome.status == 0 else {
@@ -212,7 +212,7 @@ struct DNSServiceDiscoveryWithoutDaemonTests {
         #expect(payload.port > 0)
         var health = ""
         for _ in 0..<50 {
-            let probe = try runExternalTool(
+            let probe = try await runExternalTool(
                 EdgeGatewayExecutable.url.path, ["health", "--config", gateway.configPath])
             health = probe.output
             if health.contains("discovery dns-sd") { break }

@@ -11,7 +11,10 @@ import Foundation
 ///
 /// Each avahi-daemon runs in a private mount namespace with a tmpfs over /run (`ip netns exec` already gives
 /// the command its own mount namespace), so that the two daemons do not fight over /run/avahi-daemon/pid.
-final class NamespaceLab {
+///
+/// Setting up, running commands and restarting a daemon block for seconds, so the async entry points do that on a
+/// thread of their own (`onOwnThread`). One test owns a lab and uses it from one task at a time.
+final class NamespaceLab: @unchecked Sendable {
     struct Node {
         let namespace: String
         let interface: String
@@ -26,15 +29,15 @@ final class NamespaceLab {
     static let unavailableReason: String? = {
         guard getuid() == 0 else { return "needs root to create network namespaces" }
         for tool in ["ip", "dbus-daemon", "avahi-daemon", "avahi-browse", "mount"] {
-            guard (try? runExternalTool("sh", ["-c", "command -v \(tool)"]))?.status == 0 else {
+            guard (try? runExternalToolBlocking("sh", ["-c", "command -v \(tool)"]))?.status == 0 else {
                 return "needs \(tool) (scripts/dev test installs avahi-daemon avahi-utils dbus iproute2)"
             }
         }
         let probe = "edgw-probe-\(getpid())"
-        guard let created = try? runExternalTool("ip", ["netns", "add", probe]), created.status == 0 else {
+        guard let created = try? runExternalToolBlocking("ip", ["netns", "add", probe]), created.status == 0 else {
             return "`ip netns add` fails here (no CAP_SYS_ADMIN?)"
         }
-        _ = try? runExternalTool("ip", ["netns", "del", probe])
+        _ = try? runExternalToolBlocking("ip", ["netns", "del", probe])
         return nil
     }()
 
@@ -42,7 +45,12 @@ final class NamespaceLab {
     private(set) var a: Node
     private(set) var b: Node
 
-    init() throws {
+    /// A lab set up on a thread of its own.
+    static func make() async throws -> NamespaceLab {
+        try await onOwnThread { try NamespaceLab() }
+    }
+
+    private init() throws {
         let tag = String(UInt32.random(in: 0...0xFFFF), radix: 16)
         root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "edgw-lab-\(tag)-\(UUID().uuidString.prefix(8))")
@@ -70,14 +78,14 @@ final class NamespaceLab {
         for node in [a, b] {
             node.daemon.map(Self.stop)
             node.bus.map(Self.stop)
-            _ = try? runExternalTool("ip", ["netns", "del", node.namespace])
+            _ = try? runExternalToolBlocking("ip", ["netns", "del", node.namespace])
         }
         try? FileManager.default.removeItem(at: root)
     }
 
     /// Runs a command to completion inside `node`'s namespace, with its bus as the system bus.
-    func run(in node: Node, _ arguments: [String]) throws -> ExternalToolOutcome {
-        try runExternalTool(
+    func run(in node: Node, _ arguments: [String]) async throws -> ExternalToolOutcome {
+        try await runExternalTool(
             "ip", ["netns", "exec", node.namespace, "env", "DBUS_SYSTEM_BUS_ADDRESS=\(node.busAddress)"] + arguments)
     }
 
@@ -111,7 +119,11 @@ final class NamespaceLab {
     }
 
     /// Stops A's avahi-daemon and starts a new one, as a package upgrade or a crash would.
-    func restartDaemonOfA() throws {
+    func restartDaemonOfA() async throws {
+        try await onOwnThread { try self.restartDaemonOfABlocking() }
+    }
+
+    private func restartDaemonOfABlocking() throws {
         a.daemon.map(Self.stop)
         a.daemon = try startDaemon(a, hostName: "lab-a", attempt: 2)
         try waitUntilDaemonReady(a, attempt: 2)
@@ -119,11 +131,12 @@ final class NamespaceLab {
 
     private func createNetwork() throws {
         for node in [a, b] {
-            try check(runExternalTool("ip", ["netns", "add", node.namespace]), "ip netns add \(node.namespace)")
+            try check(
+                runExternalToolBlocking("ip", ["netns", "add", node.namespace]), "ip netns add \(node.namespace)")
         }
         // Created directly inside the namespaces: the pair never exists on the host.
         try check(
-            runExternalTool(
+            runExternalToolBlocking(
                 "ip",
                 [
                     "link", "add", a.interface, "netns", a.namespace, "type", "veth", "peer", "name", b.interface,
@@ -131,12 +144,13 @@ final class NamespaceLab {
                 ]),
             "ip link add veth")
         for node in [a, b] {
-            try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", "lo", "up"]), "lo up")
+            try check(runExternalToolBlocking("ip", ["-n", node.namespace, "link", "set", "lo", "up"]), "lo up")
             try check(
-                runExternalTool(
+                runExternalToolBlocking(
                     "ip", ["-n", node.namespace, "addr", "add", "\(node.address)/24", "dev", node.interface]),
                 "addr add")
-            try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", node.interface, "up"]), "veth up")
+            try check(
+                runExternalToolBlocking("ip", ["-n", node.namespace, "link", "set", node.interface, "up"]), "veth up")
         }
     }
 

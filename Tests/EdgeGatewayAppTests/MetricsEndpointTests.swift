@@ -254,7 +254,7 @@ struct MetricsEndpointTests {
         try await client.execute(uri: "/metrics", method: .get) { response in
             #expect(response.status == .ok)
             #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
-            return try PrometheusTextParser.parse(String(buffer: response.body))
+            return try await PrometheusTextParser.parse(String(buffer: response.body))
         }
     }
 

@@ -65,7 +65,7 @@ struct CommandLineTests {
         #expect(probe.standardOutput.hasPrefix("healthy: HTTP 200, status up"))
 
         kill(gateway.process.processIdentifier, SIGTERM)
-        gateway.process.waitUntilExit()
+        await gateway.process.waitForExit()
         #expect(gateway.process.terminationReason == .exit)
         #expect(gateway.process.terminationStatus == 0)
         let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -103,7 +103,7 @@ struct FirstStartCommandTests {
         }
 
         kill(gateway.process.processIdentifier, SIGTERM)
-        gateway.process.waitUntilExit()
+        await gateway.process.waitForExit()
         #expect(gateway.process.terminationStatus == 0)
         let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let lines = logs.split(separator: "\n")
@@ -234,7 +234,7 @@ struct FirstStartCommandTests {
         }
         #expect(!fixed.contains("users file refused"), "\(fixed)")
         kill(gateway.process.processIdentifier, SIGTERM)
-        gateway.process.waitUntilExit()
+        await gateway.process.waitForExit()
         let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(logs.split(separator: "\n").filter { $0.contains("level=error") && $0.contains(usersFile) }.count == 1)
     }
@@ -269,7 +269,7 @@ struct FirstStartCommandTests {
         #expect(health.hasPrefix("unhealthy: HTTP 503, status down"), "\(health)")
         #expect(health.contains(problem), "\(health)")
         kill(gateway.process.processIdentifier, SIGTERM)
-        gateway.process.waitUntilExit()
+        await gateway.process.waitForExit()
         #expect(gateway.process.terminationStatus == 0)
         let logs = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let errors = logs.split(separator: "\n").filter { $0.contains("level=error") || $0.contains("level=critical") }
@@ -293,7 +293,7 @@ struct FirstStartCommandTests {
         #expect(health.contains("store inventory: \(problem)"), "\(health)")
         #expect(health.contains("listener lan: not started: the store is down"), "\(health)")
         kill(gateway.process.processIdentifier, SIGTERM)
-        gateway.process.waitUntilExit()
+        await gateway.process.waitForExit()
         #expect(gateway.process.terminationStatus == 0)
         return String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }

@@ -31,7 +31,7 @@ struct OpenFileLimitTests {
         }
         let soft = try soft(openFileLimitOf: gateway.process.processIdentifier)
         kill(gateway.process.processIdentifier, SIGTERM)
-        gateway.process.waitUntilExit()
+        await gateway.process.waitForExit()
         let log = String(decoding: gateway.standardErrorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (soft, log)
     }

@@ -154,7 +154,7 @@ struct PairingCommandTests {
         #expect(png.status == 0, "\(png.standardError)")
         let text = try await EdgeGatewayExecutable.run(["pair", "--config", config, "--format", "text"])
         #expect(
-            try ZXingReader.decode(imageAt: image)
+            try await ZXingReader.decode(imageAt: image)
                 == text.standardOutput.trimmingCharacters(in: .newlines))
     }
 
@@ -243,7 +243,7 @@ enum OpenSSLTool {
     static let isAvailable: Bool = (try? run(["version"])) != nil
 
     static func run(_ arguments: [String]) throws -> String {
-        let outcome = try runExternalTool("openssl", arguments)
+        let outcome = try runExternalToolBlocking("openssl", arguments)
         guard outcome.status == 0 else {
             throw Failed(description: "openssl \(arguments.joined(separator: " ")): \(outcome.error)")
         }

@@ -94,7 +94,7 @@ struct PairingGateway {
 /// What a phone's camera does with the code `edge-gateway pair` prints on a terminal: the rendering is turned
 /// back into pixels as a dark-background terminal shows it, and zxing-cpp reads them.
 enum Camera {
-    static func scanTerminalCode(encoding payload: String) throws -> String {
+    static func scanTerminalCode(encoding payload: String) async throws -> String {
         let rendering = try QRCode(encoding: payload).terminalRendering()
         let bitmap = try TerminalBitmap(rendering: rendering)
         let png = try QRCode.png(size: bitmap.width, quietZone: 0, scale: 4) { row, column in
@@ -103,7 +103,7 @@ enum Camera {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("scan-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(png).write(to: file)
-        return try ZXingReader.decode(imageAt: file.path)
+        return try await ZXingReader.decode(imageAt: file.path)
     }
 }
 

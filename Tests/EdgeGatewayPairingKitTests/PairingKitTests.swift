@@ -19,7 +19,7 @@ struct PairingKitTests {
         let gateway = try PairingGateway()
         defer { gateway.remove() }
         try await gateway.run { published in
-            let scanned = try Camera.scanTerminalCode(encoding: published)
+            let scanned = try await Camera.scanTerminalCode(encoding: published)
             #expect(scanned == published)
             // The documented app code: what the device stores after the scan.
             let stored = try await pair(scanned: scanned)

@@ -68,20 +68,20 @@ struct QRCodeTests {
         "a PNG rendering decodes with zxing to the payload",
         .enabled(if: ZXingReader.isAvailable, Comment(rawValue: ZXingReader.unavailableReason))
     )
-    func pngDecodes() throws {
+    func pngDecodes() async throws {
         let code = try QRCode(encoding: Self.payloadText)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "qr-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(code.pngRendering(scale: 4)).write(to: file)
-        #expect(try ZXingReader.decode(imageAt: file.path) == Self.payloadText)
+        #expect(try await ZXingReader.decode(imageAt: file.path) == Self.payloadText)
     }
 
     @Test(
         "the terminal rendering, read back as a picture, decodes with zxing to the payload",
         .enabled(if: ZXingReader.isAvailable, Comment(rawValue: ZXingReader.unavailableReason))
     )
-    func terminalDecodes() throws {
+    func terminalDecodes() async throws {
         let code = try QRCode(encoding: Self.payloadText)
         let rendering = code.terminalRendering()
         let bitmap = try TerminalBitmap(rendering: rendering)
@@ -95,7 +95,7 @@ struct QRCodeTests {
             "qr-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(png).write(to: file)
-        #expect(try ZXingReader.decode(imageAt: file.path) == Self.payloadText)
+        #expect(try await ZXingReader.decode(imageAt: file.path) == Self.payloadText)
     }
 
     @Test("forced colours wrap each line in white-on-black SGR codes around the same glyphs")

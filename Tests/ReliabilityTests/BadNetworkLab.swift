@@ -32,7 +32,7 @@ final class BadNetworkLab {
     static let unavailableReason: String? = {
         guard getuid() == 0 else { return "needs root to create network namespaces" }
         for tool in ["ip", "ethtool"] {
-            guard (try? runExternalTool("sh", ["-c", "command -v \(tool)"]))?.status == 0 else {
+            guard (try? runExternalToolBlocking("sh", ["-c", "command -v \(tool)"]))?.status == 0 else {
                 return "needs \(tool) (scripts/dev test installs iproute2 and ethtool)"
             }
         }
@@ -40,18 +40,18 @@ final class BadNetworkLab {
         guard let created = try? addNamespace(probe), created.status == 0 else {
             return "`ip netns add` fails here (no CAP_SYS_ADMIN?)"
         }
-        _ = try? runExternalTool("ip", ["netns", "del", probe])
+        _ = try? runExternalToolBlocking("ip", ["netns", "del", probe])
         return nil
     }()
 
     /// `ip netns add`, tried again after a moment when it fails: another test adding a namespace at the same
     /// time can make the first one's mount of /run/netns fail.
     static func addNamespace(_ name: String) throws -> ExternalToolOutcome {
-        var outcome = try runExternalTool("ip", ["netns", "add", name])
+        var outcome = try runExternalToolBlocking("ip", ["netns", "add", name])
         for _ in 0..<5 where outcome.status != 0 {
             usleep(200_000)
-            _ = try? runExternalTool("ip", ["netns", "del", name])
-            outcome = try runExternalTool("ip", ["netns", "add", name])
+            _ = try? runExternalToolBlocking("ip", ["netns", "del", name])
+            outcome = try runExternalToolBlocking("ip", ["netns", "add", name])
         }
         return outcome
     }
@@ -92,7 +92,7 @@ final class BadNetworkLab {
         }
         emulator = nil
         for namespace in [a.namespace, b.namespace, link] {
-            _ = try? runExternalTool("ip", ["netns", "del", namespace])
+            _ = try? runExternalToolBlocking("ip", ["netns", "del", namespace])
         }
         try? FileManager.default.removeItem(at: root)
     }
@@ -115,31 +115,33 @@ final class BadNetworkLab {
         // Created inside the namespaces: the pairs never exist on the host.
         for (node, end) in [(a, "ra"), (b, "rb")] {
             try check(
-                runExternalTool(
+                runExternalToolBlocking(
                     "ip",
                     [
                         "link", "add", node.interface, "netns", node.namespace, "type", "veth", "peer", "name", end,
                         "netns", link,
                     ]),
                 "ip link add veth for \(node.namespace)")
-            try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", "lo", "up"]), "lo up")
+            try check(runExternalToolBlocking("ip", ["-n", node.namespace, "link", "set", "lo", "up"]), "lo up")
             try check(
-                runExternalTool(
+                runExternalToolBlocking(
                     "ip", ["-n", node.namespace, "addr", "add", "\(node.address)/24", "dev", node.interface]),
                 "addr add")
             // The emulator passes frames on as a packet socket reads them, before the kernel would fill in
             // offloaded checksums or split offloaded segments.
             try check(
-                runExternalTool(
+                runExternalToolBlocking(
                     "ip",
                     [
                         "netns", "exec", node.namespace, "ethtool", "-K", node.interface, "tx", "off", "tso", "off",
                         "gso", "off",
                     ]),
                 "ethtool -K \(node.interface)")
-            try check(runExternalTool("ip", ["-n", node.namespace, "link", "set", node.interface, "up"]), "veth up")
+            try check(
+                runExternalToolBlocking("ip", ["-n", node.namespace, "link", "set", node.interface, "up"]), "veth up")
             // Frames for the other side's address are not for R's own interfaces: they must not be filtered out.
-            try check(runExternalTool("ip", ["-n", link, "link", "set", end, "promisc", "on", "up"]), "\(end) up")
+            try check(
+                runExternalToolBlocking("ip", ["-n", link, "link", "set", end, "promisc", "on", "up"]), "\(end) up")
         }
     }
 

@@ -124,7 +124,7 @@ struct DiskFullTests {
             return upstreamReason.contains("503") && upstreamReason.contains("disk full")
         }
         if PrometheusTextParser.isAvailable {
-            let metrics = try PrometheusTextParser.parse(try await gateway.metrics())
+            let metrics = try await PrometheusTextParser.parse(try await gateway.metrics())
             let errors = ["database": "inventory", "kind": "disk_full"]
             #expect((metrics.value("edgegateway_listener_errors_total", errors) ?? 0) >= 1, "the refusals are counted")
             #expect(metrics.value("edgegateway_listener_errors_total", errors.merging(["kind": "storage"]) { $1 }) == 0)

@@ -16,15 +16,8 @@ import Testing
 @Suite("Hostile input: authentication and TLS")
 struct AuthAndTLSTests {
     /// Runs `openssl s_client` against the listener with `arguments`; returns its exit status and output.
-    ///
-    /// It waits for the child on a thread of its own: blocking a thread of the concurrency pool (one per core)
-    /// would stall the listener's tasks, and those of every suite running beside this one.
     static func sClient(port: Int, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try runSClient(port: port, arguments) })
-            }
-        }
+        try await onOwnThread { try runSClient(port: port, arguments) }
     }
 
     private static func runSClient(port: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {

@@ -22,11 +22,11 @@ struct LingeringCloseTests {
         "a header field of 1 MiB or 16 MiB sent whole by http.client: 431 with Connection: close, not a reset",
         arguments: [1 << 20, 16 << 20])
     func headerOverflow(size: Int) async throws {
-        let python = try runExternalTool("python3", ["-c", "import http.client"])
+        let python = try await runExternalTool("python3", ["-c", "import http.client"])
         try #require(python.status == 0, "needs python3")
         try await TestGateway.run { gateway in
             for path in ["/", "/db/_blipsync"] {
-                let outcome = try runExternalTool(
+                let outcome = try await runExternalTool(
                     "python3", ["-c", Self.program, String(gateway.port), path, String(size)])
                 #expect(
                     outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "431 close", "\(path): \(outcome)"

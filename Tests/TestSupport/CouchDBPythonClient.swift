@@ -9,7 +9,7 @@ package enum CouchDBPythonClient {
         "needs python3 with python-couchdb (pip install couchdb; scripts/dev test installs it)"
 
     package static let isAvailable: Bool =
-        (try? runExternalTool("python3", ["-c", "import couchdb"]))?.status == 0
+        (try? runExternalToolBlocking("python3", ["-c", "import couchdb"]))?.status == 0
 
     package struct ScriptFailed: Error, CustomStringConvertible {
         package let description: String
@@ -25,11 +25,7 @@ package enum CouchDBPythonClient {
             \(script)
             json.dump(result, sys.stdout)
             """
-        let outcome = try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try runExternalTool("python3", ["-c", program, url]) })
-            }
-        }
+        let outcome = try await runExternalTool("python3", ["-c", program, url])
         guard outcome.status == 0 else {
             throw ScriptFailed(description: "python-couchdb failed: \(outcome.error)")
         }

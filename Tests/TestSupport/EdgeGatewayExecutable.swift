@@ -15,7 +15,7 @@ package enum EdgeGatewayExecutable {
     }
 
     /// A started command whose output the caller reads from the pipes.
-    package struct Running {
+    package struct Running: Sendable {
         package let process: SpawnedProcess
         package let standardOutputPipe: Pipe
         package let standardErrorPipe: Pipe
@@ -27,14 +27,16 @@ package enum EdgeGatewayExecutable {
         _ arguments: [String], environment: [String: String] = [:], executable: URL? = nil
     ) async throws -> Outcome {
         let running = try start(arguments, environment: environment, executable: executable)
-        let output = running.standardOutputPipe.fileHandleForReading.readDataToEndOfFile()
-        let error = running.standardErrorPipe.fileHandleForReading.readDataToEndOfFile()
-        running.process.waitUntilExit()
-        return Outcome(
-            status: running.process.terminationStatus,
-            standardOutput: String(decoding: output, as: UTF8.self),
-            standardError: String(decoding: error, as: UTF8.self)
-        )
+        return try await onOwnThread {
+            let output = running.standardOutputPipe.fileHandleForReading.readDataToEndOfFile()
+            let error = running.standardErrorPipe.fileHandleForReading.readDataToEndOfFile()
+            running.process.waitUntilExit()
+            return Outcome(
+                status: running.process.terminationStatus,
+                standardOutput: String(decoding: output, as: UTF8.self),
+                standardError: String(decoding: error, as: UTF8.self)
+            )
+        }
     }
 
     package static func start(

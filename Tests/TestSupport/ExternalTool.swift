@@ -8,7 +8,12 @@ package struct ExternalToolOutcome: Sendable {
     package var error: String
 }
 
-package func runExternalTool(_ name: String, _ arguments: [String]) throws -> ExternalToolOutcome {
+package func runExternalTool(_ name: String, _ arguments: [String]) async throws -> ExternalToolOutcome {
+    try await onOwnThread { try runExternalToolBlocking(name, arguments) }
+}
+
+/// `runExternalTool` on the calling thread: for callers already on a thread of their own, or off the concurrency pool.
+package func runExternalToolBlocking(_ name: String, _ arguments: [String]) throws -> ExternalToolOutcome {
     let process = SpawnedProcess()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [name] + arguments

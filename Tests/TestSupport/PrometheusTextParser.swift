@@ -7,7 +7,7 @@ package enum PrometheusTextParser {
         "needs python3 with prometheus-client (pip install prometheus-client; scripts/dev test installs it)"
 
     package static let isAvailable: Bool =
-        (try? runExternalTool("python3", ["-c", "import prometheus_client"]))?
+        (try? runExternalToolBlocking("python3", ["-c", "import prometheus_client"]))?
         .status == 0
 
     /// One sample: a series' name (with a histogram's `_bucket`/`_sum`/`_count`), labels and value; `type` is
@@ -35,11 +35,11 @@ package enum PrometheusTextParser {
         json.dump(samples, sys.stdout)
         """
 
-    package static func parse(_ text: String) throws -> [Sample] {
+    package static func parse(_ text: String) async throws -> [Sample] {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(UUID().uuidString).txt")
         try Data(text.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let outcome = try runExternalTool("python3", ["-c", script, file.path])
+        let outcome = try await runExternalTool("python3", ["-c", script, file.path])
         guard outcome.status == 0 else {
             throw ParseFailed(description: "prometheus-client refused the exposition: \(outcome.error)")
         }

@@ -44,12 +44,7 @@ package struct RawExchange: Sendable {
     package static func run(
         port: Int, chunks: [[UInt8]], pause: Duration = .zero, quietFor: Duration = .seconds(2)
     ) async throws -> RawExchange {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(
-                    with: Result { try exchange(port: port, chunks: chunks, pause: pause, quietFor: quietFor) })
-            }
-        }
+        try await onOwnThread { try exchange(port: port, chunks: chunks, pause: pause, quietFor: quietFor) }
     }
 
     /// Sends each input on a connection of its own, one after the other on one thread, half-closing after
@@ -57,15 +52,8 @@ package struct RawExchange: Sendable {
     package static func runMany(port: Int, inputs: [[UInt8]], quietFor: Duration = .seconds(5)) async throws
         -> [RawExchange]
     {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(
-                    with: Result {
-                        try inputs.map {
-                            try exchange(port: port, chunks: [$0], pause: .zero, quietFor: quietFor, halfClose: true)
-                        }
-                    })
-            }
+        try await onOwnThread {
+            try inputs.map { try exchange(port: port, chunks: [$0], pause: .zero, quietFor: quietFor, halfClose: true) }
         }
     }
 

@@ -135,6 +135,11 @@ package final class SpawnedProcess: @unchecked Sendable {
         reap(blocking: true)
     }
 
+    /// Waits for the child's exit on a thread of its own, leaving the concurrency pool to the caller's neighbours.
+    package func waitForExit() async {
+        _ = try? await onOwnThread { self.waitUntilExit() }
+    }
+
     /// The exit status, or the signal number for a child killed by a signal; only meaningful after exit.
     package var terminationStatus: Int32 {
         if case .exited(_, let status, _) = state.withLock({ $0 }) { return status }

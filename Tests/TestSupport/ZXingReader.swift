@@ -7,7 +7,8 @@ package enum ZXingReader {
     package static let unavailableReason =
         "needs python3 with zxing-cpp and pillow (pip install zxing-cpp pillow numpy; scripts/dev test installs them)"
 
-    package static let isAvailable: Bool = (try? run(["-c", "import zxingcpp, PIL"]))?.status == 0
+    package static let isAvailable: Bool =
+        (try? runExternalToolBlocking("python3", ["-c", "import zxingcpp, PIL"]))?.status == 0
 
     /// `try_invert=False`: phone camera apps often refuse light-on-dark codes, so an inverted rendering must fail.
     private static let script = """
@@ -25,15 +26,11 @@ package enum ZXingReader {
     }
 
     /// The text of the one QR code in the image at `path`.
-    package static func decode(imageAt path: String) throws -> String {
-        let outcome = try run(["-c", script, path])
+    package static func decode(imageAt path: String) async throws -> String {
+        let outcome = try await runExternalTool("python3", ["-c", script, path])
         guard outcome.status == 0 else {
             throw DecodingFailed(description: "zxing could not decode \(path): \(outcome.error)")
         }
         return outcome.output
-    }
-
-    private static func run(_ arguments: [String]) throws -> ExternalToolOutcome {
-        try runExternalTool("python3", arguments)
     }
 }

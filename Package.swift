@@ -438,6 +438,19 @@ let package = Package(
             path: "Tests/GatewayConfigWriter"
         ),
 
+        // The gateway `serve` runs, in a process valgrind can follow, for the instruction-count guard
+        // (scripts/perf/instructions).
+        .executableTarget(
+            name: "CountedGateway",
+            dependencies: [
+                "EdgeConfig",
+                "EdgeGatewayApp",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CountedGateway"
+        ),
+
         // A lossy, slow, reordering link between two network interfaces in user space, for the bad-network
         // reliability tests on kernels without sch_netem.
         .executableTarget(

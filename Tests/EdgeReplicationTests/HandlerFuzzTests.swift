@@ -97,6 +97,7 @@ struct HandlerFuzzTests {
         #expect(summary.answered + summary.unansweredNoReply == summary.sent)
         #expect(summary.successes > Self.iterations / 10 && summary.errors > Self.iterations / 10)
         #expect(summary.acknowledged > 0)
+        #expect(summary.acknowledgedOverVersionVectors > 0)
     }
 
     // MARK: - One connection
@@ -105,8 +106,10 @@ struct HandlerFuzzTests {
         store: FuzzStore, inputs: Int, epoch: UInt64, seed: UInt64, recorded: [BLIPMessage], tally: HandlerFuzzTally
     ) async throws {
         // One connection in four declares its collections first (collection-aware mode, spec §3.0), one in eight
-        // with a malformed getCollections.
-        let collection: Int? = epoch % 4 == 3 ? 0 : nil
+        // with a malformed getCollections. Another one in four speaks CBMobile_4 as Couchbase Lite 4.x does:
+        // version vectors, and its collections declared first.
+        let subprotocol = epoch % 4 == 1 ? "BLIP_3+CBMobile_4" : "BLIP_3+CBMobile_3"
+        let collection: Int? = epoch % 4 == 3 || epoch % 4 == 1 ? 0 : nil
         let getCollectionsBodies = [
             #"{"collections":["_default._default","s.c"],"checkpoint_ids":["a","b"]}"#,
             #"{"collections":["_default._default","_default._default","_default._default"],"checkpoint_ids":["a","a","a"]}"#,
@@ -116,7 +119,7 @@ struct HandlerFuzzTests {
             manyCollections,
         ]
         let blobs = ClientBlobTable()
-        try await FuzzLink.with(store: store, blobs: blobs, seed: seed ^ epoch) { link in
+        try await FuzzLink.with(store: store, blobs: blobs, seed: seed ^ epoch, subprotocol: subprotocol) { link in
             if collection != nil {
                 var chooser = SplitMix64(seed: seed ^ epoch)
                 let body =
@@ -142,6 +145,7 @@ struct HandlerFuzzTests {
                             tally.record(input, outcome)
                             if case .acknowledged = outcome, let pushed = input.pushed {
                                 store.acknowledge(pushed)
+                                if subprotocol.hasSuffix("CBMobile_4") { tally.countAcknowledgedOverVersionVectors() }
                             }
                             switch outcome {
                             case .connectionLost, .timedOut: return
@@ -406,21 +410,24 @@ struct FuzzLink: Sendable {
     }
 
     static func with(
-        store: FuzzStore, blobs: ClientBlobTable, seed: UInt64, _ body: @Sendable (FuzzLink) async throws -> Void
+        store: FuzzStore, blobs: ClientBlobTable, seed: UInt64, subprotocol: String = "BLIP_3+CBMobile_3",
+        _ body: @Sendable (FuzzLink) async throws -> Void
     ) async throws {
-        let (session, gateway, client) = try await run(store: store, blobs: blobs, seed: seed, body)
+        let (session, gateway, client) = try await run(
+            store: store, blobs: blobs, seed: seed, subprotocol: subprotocol, body)
         try await awaitRelease(session, gateway, client)
     }
 
     /// Runs `body` on a new link; returns the gateway's session and connection, weakly held, once both ended.
     private static func run(
-        store: FuzzStore, blobs: ClientBlobTable, seed: UInt64, _ body: @Sendable (FuzzLink) async throws -> Void
+        store: FuzzStore, blobs: ClientBlobTable, seed: UInt64, subprotocol: String,
+        _ body: @Sendable (FuzzLink) async throws -> Void
     ) async throws -> (
         WeakReference<PassiveReplicationSession>, WeakReference<BLIPConnection>, WeakReference<BLIPConnection>
     ) {
         let link = InMemoryBLIPLink()
-        let gateway = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: logger)
-        let client = try BLIPConnection(subprotocol: "BLIP_3+CBMobile_3", logger: logger)
+        let gateway = try BLIPConnection(subprotocol: subprotocol, logger: logger)
+        let client = try BLIPConnection(subprotocol: subprotocol, logger: logger)
         let session = PassiveReplicationSession(connection: gateway, database: store.database, logger: logger)
         await session.start()
         let handlers = FuzzClientHandlers(blobs: blobs, seed: seed)
@@ -608,6 +615,10 @@ final class HandlerFuzzTally: Sendable {
         var successes = 0
         var errors = 0
         var acknowledged = 0
+        /// Pushed revisions acknowledged on CBMobile_4 connections. The generated ones are legacy revisions named
+        /// by rev-tree ID (LiteCore 4 pushes a document without a vector so); versions come from the recorded
+        /// 4.0.3 requests.
+        var acknowledgedOverVersionVectors = 0
         var checkedLeaves = 0
         var blobFiles = 0
         var outcomes: [String: Int] = [:]
@@ -615,7 +626,7 @@ final class HandlerFuzzTally: Sendable {
         var findings: [String] = []
 
         var overview: String {
-            "sent \(sent), answered \(answered) (success \(successes), error \(errors)), noReply \(unansweredNoReply); acknowledged revisions \(acknowledged), acknowledged leaves checked \(checkedLeaves), blob files checked \(blobFiles)"
+            "sent \(sent), answered \(answered) (success \(successes), error \(errors)), noReply \(unansweredNoReply); acknowledged revisions \(acknowledged) (over CBMobile_4 \(acknowledgedOverVersionVectors)), acknowledged leaves checked \(checkedLeaves), blob files checked \(blobFiles)"
         }
     }
 
@@ -636,6 +647,10 @@ final class HandlerFuzzTally: Sendable {
 
     func countGatewayRequests(_ requests: [String: Int]) {
         state.withLock { $0.gatewayRequests.merge(requests, uniquingKeysWith: +) }
+    }
+
+    func countAcknowledgedOverVersionVectors() {
+        state.withLock { $0.acknowledgedOverVersionVectors += 1 }
     }
 
     func countBlobFiles(_ count: Int) {

@@ -61,7 +61,7 @@ package struct RevRequest: ReplicationRequest, Hashable {
         docID = try properties.required("id", in: Self.profile)
         try DocumentID.validate(docID, key: "id", profile: Self.profile)
         let revisionText = try properties.required("rev", in: Self.profile)
-        if revisionText.contains("@") {
+        if Version.isVersionText(revisionText) {
             do throws(InvalidVersion) {
                 revision = .vector(try HybridLogicalVector(revision: revisionText, history: properties["history"]))
             } catch {

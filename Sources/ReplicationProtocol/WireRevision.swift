@@ -11,7 +11,7 @@ package enum WireRevision: Sendable, Hashable, CustomStringConvertible {
     /// Parses a revision a peer sent: a whole vector (`cv, mv…; pv…`, as `proposeChanges` rows carry it) or a
     /// rev-tree ID.
     package init(received text: String) throws(ProtocolError) {
-        guard text.contains("@") else {
+        guard Version.isVersionText(text) else {
             self = .tree(try RevisionID(received: text))
             return
         }

@@ -97,7 +97,7 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
         var entries: [Entry] = []
         for item in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
             let text = item.trimmingSpaces
-            if text.contains("@") {
+            if Version.isVersionText(text) {
                 do throws(InvalidVersion) {
                     entries.append(.version(try Version(text)))
                 } catch {

@@ -67,6 +67,17 @@ struct VersionVectorTests {
         #expect(throws: InvalidVersion(text: text, reason: reason)) { try Version(text) }
     }
 
+    @Test("Only text holding an '@' names versions; rev-tree IDs, empty text and other scripts do not")
+    func versionTextIsToldApart() {
+        #expect(Version.isVersionText("18ebd0850a630000@\(Self.clientB)"))
+        #expect(Version.isVersionText("1-abc, 18ebd0850a630000@\(Self.clientB)"[...]))
+        #expect(Version.isVersionText("@"))
+        #expect(!Version.isVersionText("2-46d36d1da6f56ac9e09d5647761ed6a35fec7175"))
+        #expect(!Version.isVersionText(""))
+        // A full-width commercial at is another character, and no version separator.
+        #expect(!Version.isVersionText("18ebd0850a630000\u{FF20}\(Self.clientB)"))
+    }
+
     @Test("A proposeChanges vector: the current version, then the previous ones after '; '")
     func proposedVector() throws {
         let text = "18ebd0850a630000@\(Self.clientB); 18ebd08474560000@\(Self.clientA)"

@@ -10,7 +10,7 @@ import Testing
 import UpstreamDialer
 
 /// Couchbase Lite 3.2.4's own client frames, replayed byte for byte to the listener over a real WebSocket (the
-/// 4.0.3 ones go through the same machinery in `RecordedVersionVectorSessionTests`).
+/// 4.0.3 ones go through the same machinery in `RecordedVersionVectorSessionTests` and `CrossVersionReplayTests`).
 ///
 /// Each client frame of the recorded connection is sent as one binary WebSocket message, in wire order, once
 /// the replies the recorded client had received before sending it have arrived from our listener. A reply to one of
@@ -88,12 +88,15 @@ struct RecordedClientReplayTests {
 
     /// Replays the connections one after the other, each offering the subprotocols its client offered; returns
     /// the `rev`s pushed (last one per document) and every request with our listener's reply.
-    /// Replies to `unchecked` profiles are returned but not required to succeed.
+    /// Replies to `unchecked` profiles are returned but not required to succeed. `beforeAwaiting` is called with
+    /// each recorded passive request before the listener's like of it is awaited: there a test stands in for a
+    /// writer the recording did not capture.
     /// Each recorded reply of a pulling client waits for our listener's request with the same content as the
     /// recorded passive's (profile, document, revision, history; a `changes` the same rows), so the listener must
     /// send what LiteCore sent.
     static func replayExchanges(
-        _ connections: [RecordedClientConnection], to gateway: TestGateway, unchecked: Set<String> = []
+        _ connections: [RecordedClientConnection], to gateway: TestGateway, unchecked: Set<String> = [],
+        beforeAwaiting: @escaping @Sendable (BLIPMessage) async throws -> Void = { _ in }
     ) async throws -> (pushed: [PushedRevision], exchanges: [RecordedExchange]) {
         var pushed: [String: PushedRevision] = [:]
         var exchanges: [RecordedExchange] = []
@@ -107,7 +110,7 @@ struct RecordedClientReplayTests {
                     try await dialer.run { session in
                         await box.set(
                             try await replay(
-                                connection, inbound: session.inbound, outbound: session.outbound, unchecked: unchecked))
+                                connection, session: session, unchecked: unchecked, beforeAwaiting: beforeAwaiting))
                     }
                     return (await box.revisions, await box.exchanges)
                 }
@@ -127,12 +130,12 @@ struct RecordedClientReplayTests {
     }
 
     private static func replay(
-        _ connection: RecordedClientConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-        unchecked: Set<String>
+        _ connection: RecordedClientConnection, session: UpstreamDialer.Session, unchecked: Set<String>,
+        beforeAwaiting: @Sendable (BLIPMessage) async throws -> Void
     ) async throws -> ([PushedRevision], [RecordedExchange]) {
         var client = try RecordedClientConnection.Decoding()
         var server = try RecordedClientConnection.Decoding()
-        var iterator = inbound.makeAsyncIterator()
+        var iterator = session.inbound.makeAsyncIterator()
         /// Reads our listener's frames until it has answered `numbers`.
         func awaitReplies(to numbers: Set<UInt64>) async throws {
             while !numbers.isSubset(of: server.repliesByNumber.keys) {
@@ -152,6 +155,7 @@ struct RecordedClientReplayTests {
         /// Reads our listener's frames until it has sent a request with the same content as the recorded passive's
         /// `recorded` (`summary(of:)`); returns its number.
         func awaitRequest(like recorded: BLIPMessage) async throws -> UInt64 {
+            try await beforeAwaiting(recorded)
             let wanted = Self.summary(of: recorded)
             while true {
                 if let ours = server.requests.first(where: {
@@ -190,7 +194,7 @@ struct RecordedClientReplayTests {
                 server.assembler.expectReply(to: request.number)
                 awaitingReply.insert(request.number)
             }
-            try await outbound.write(.binary(ByteBuffer(bytes: payload)))
+            try await session.outbound.write(.binary(ByteBuffer(bytes: payload)))
         }
         try await awaitReplies(to: awaitingReply)
         for number in awaitingReply.sorted() {
@@ -213,18 +217,34 @@ struct RecordedClientReplayTests {
             guard let request = client.requests.first(where: { $0.number == number }),
                 let reply = server.repliesByNumber[number]
             else { return nil }
-            return RecordedExchange(request: request, reply: reply)
+            return RecordedExchange(request: request, reply: reply, subprotocol: session.subprotocol)
         }
         return (pushed, exchanges)
     }
 
-    /// Stores the documents the recorded passive had of its own (the revisions it sent that no recorded client
-    /// pushed) in the order of its sequences, so that the listener's feed numbers and names them as LiteCore's did.
+    /// A revision the recorded passive had of its own: one it sent that no recorded client pushed.
+    struct PassiveSeed: Sendable {
+        var sequence: Int
+        var collection: CollectionName
+        var revision: RevRequest
+    }
+
+    /// Stores the documents the recorded passive had of its own (`passiveSeeds(of:)`) in the order of its sequences,
+    /// so that the listener's feed numbers and names them as LiteCore's did.
     static func seedPassiveDocuments(
         of connections: [RecordedClientConnection], into database: DocumentDatabase
     ) async throws -> Int {
+        let seeds = try passiveSeeds(of: connections)
+        for seed in seeds {
+            try await store(seed, in: database)
+        }
+        return seeds.count
+    }
+
+    /// The revisions the recorded passive sent that no recorded client pushed, in the order of its sequences.
+    static func passiveSeeds(of connections: [RecordedClientConnection]) throws -> [PassiveSeed] {
         var pushed: Set<String> = []
-        var seeds: [(sequence: Int, collection: CollectionName, revision: RevRequest)] = []
+        var seeds: [PassiveSeed] = []
         var seen: Set<String> = []
         for connection in connections {
             let clientRequests = try connection.recordedClientRequests()
@@ -240,34 +260,36 @@ struct RecordedClientReplayTests {
                 guard !pushed.contains(key), seen.insert(key).inserted else { continue }
                 let rev = try RevRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
                 let collection = rev.collection.flatMap { collections.indices.contains($0) ? collections[$0] : nil }
-                seeds.append((Int(request.properties["sequence"] ?? "") ?? 0, collection ?? .default, rev))
+                seeds.append(
+                    PassiveSeed(
+                        sequence: Int(request.properties["sequence"] ?? "") ?? 0, collection: collection ?? .default,
+                        revision: rev))
             }
         }
-        for seed in seeds.sorted(by: { $0.sequence < $1.sequence }) {
-            let rev = seed.revision
-            let results =
-                switch rev.revision {
-                case .vector(let vector):
-                    try await database.insertVersionedRevisions(
-                        [
-                            VersionedRevision(
-                                docID: rev.docID, vector: vector, deleted: rev.deleted, body: Data(rev.body))
-                        ],
-                        in: seed.collection)
-                case .tree(let revisionID):
-                    try await database.insertExistingRevisions(
-                        [
-                            ExistingRevision(
-                                docID: rev.docID, revID: revisionID, history: rev.history.ancestors,
-                                deleted: rev.deleted, body: Data(rev.body))
-                        ], in: seed.collection)
-                }
-            guard case .inserted? = results.first else {
-                Issue.record("\(rev.docID) was not seeded: \(results)")
-                continue
+        return seeds.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// Stores one of the recorded passive's own revisions as it was named there.
+    static func store(_ seed: PassiveSeed, in database: DocumentDatabase) async throws {
+        let rev = seed.revision
+        let results =
+            switch rev.revision {
+            case .vector(let vector):
+                try await database.insertVersionedRevisions(
+                    [VersionedRevision(docID: rev.docID, vector: vector, deleted: rev.deleted, body: Data(rev.body))],
+                    in: seed.collection)
+            case .tree(let revisionID):
+                try await database.insertExistingRevisions(
+                    [
+                        ExistingRevision(
+                            docID: rev.docID, revID: revisionID, history: rev.history.ancestors,
+                            deleted: rev.deleted, body: Data(rev.body))
+                    ], in: seed.collection)
             }
+        guard case .inserted? = results.first else {
+            Issue.record("\(rev.docID) was not seeded: \(results)")
+            return
         }
-        return seeds.count
     }
 
     /// A BLIP frame with its message number (the leading varint) replaced.
@@ -318,6 +340,8 @@ struct PushedRevision: Sendable, Equatable {
 struct RecordedExchange: Sendable {
     var request: BLIPMessage
     var reply: BLIPMessage
+    /// The subprotocol the listener chose for the connection.
+    var subprotocol: String
 
     var profile: String { request.properties["Profile"] ?? "" }
 }
@@ -411,16 +435,10 @@ struct RecordedClientConnection: Sendable {
     static func load(
         _ fileName: String, from set: String = "cbl-3.2.4", only: Set<Int>? = nil
     ) throws -> [RecordedClientConnection] {
-        let text = try String(
-            contentsOf: fixtures.appendingPathComponent(set).appendingPathComponent(fileName), encoding: .utf8)
+        let offered = try offers(in: fileName, from: set)
         var connections: [Int: RecordedClientConnection] = [:]
         var answered: [Int: Set<UInt64>] = [:]
-        var offered: [Int: [String]] = [:]
-        for line in text.split(separator: "\n").dropFirst() {
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
-            if let conn = object["conn"] as? Int, let offer = Self.offeredSubprotocols(in: object) {
-                offered[conn] = offer
-            }
+        for object in try records(of: fileName, from: set) {
             guard object["kind"] as? String == "ws_frame", object["opcode"] as? Int == 2,
                 let conn = object["conn"] as? Int, let hex = object["payload_hex"] as? String
             else { continue }
@@ -453,15 +471,31 @@ struct RecordedClientConnection: Sendable {
         return connections.keys.sorted().filter { only?.contains($0) ?? true }.compactMap { connections[$0] }
     }
 
-    /// The `Sec-WebSocket-Protocol` values of a recorded upgrade request, in the client's order.
-    static func offeredSubprotocols(in object: [String: Any]) -> [String]? {
-        guard object["kind"] as? String == "http_request", let text = object["text"] as? String else { return nil }
-        let header = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-protocol:") }
-        return header.map { line in
-            line.dropFirst("sec-websocket-protocol:".count).split(separator: ",").map {
+    /// The records of a transcript after its header line, as JSON objects.
+    static func records(of fileName: String, from set: String) throws -> [[String: Any]] {
+        let text = try String(
+            contentsOf: fixtures.appendingPathComponent(set).appendingPathComponent(fileName), encoding: .utf8)
+        return try text.split(separator: "\n").dropFirst().map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// What the client of each recorded connection offered in `Sec-WebSocket-Protocol`, in its order, by
+    /// connection: also for a connection that was refused at the upgrade.
+    static func offers(in fileName: String, from set: String) throws -> [Int: [String]] {
+        var offered: [Int: [String]] = [:]
+        for object in try records(of: fileName, from: set) {
+            guard object["kind"] as? String == "http_request", let conn = object["conn"] as? Int,
+                let text = object["text"] as? String,
+                let header = text.split(separator: "\r\n").first(where: {
+                    $0.lowercased().hasPrefix("sec-websocket-protocol:")
+                })
+            else { continue }
+            offered[conn] = header.dropFirst("sec-websocket-protocol:".count).split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
         }
+        return offered
     }
 
     static func bytes(hex: String) throws -> [UInt8] {
@@ -477,6 +511,39 @@ struct RecordedClientConnection: Sendable {
             index = next
         }
         return result
+    }
+
+    /// The same connection with every client frame re-encoded by this project's own encoder (its own deflate
+    /// stream and running CRC, each frame compressed where the client's was), the properties of each single-frame
+    /// request passed through `rewrite` first. A recorded frame cannot be edited in place: the CRC of every later
+    /// frame covers it.
+    func reencoded(rewriting rewrite: (inout BLIPProperties) throws -> Void) throws -> RecordedClientConnection {
+        let decoder = BLIPFrameDecoder()
+        let encoder = try BLIPFrameEncoder()
+        var startedRequests: Set<UInt64> = []
+        var copy = self
+        copy.frames = try frames.map { frame in
+            guard case .data(let data) = try decoder.decode(frame.payload) else { return frame }
+            var chunk = data.payload
+            if data.type == .request, startedRequests.insert(data.number).inserted,
+                !data.flags.contains(.moreComing)
+            {
+                var index = chunk.startIndex
+                let length = Int(try Varint.read(from: chunk, at: &index))
+                var properties = try BLIPProperties(decoding: chunk[index..<index + length])
+                try rewrite(&properties)
+                let block = properties.encoded
+                var rewritten: [UInt8] = []
+                Varint.append(UInt64(block.count), to: &rewritten)
+                chunk = rewritten + block + chunk[(index + length)...]
+            }
+            var reencoded = frame
+            reencoded.payload = encoder.encodeFrame(
+                number: data.number, type: data.type, flags: data.flags, chunk: chunk[...],
+                compress: data.flags.contains(.compressed))
+            return reencoded
+        }
+        return copy
     }
 
     /// One direction's BLIP state: a long-lived inflater and running CRC, and message reassembly.

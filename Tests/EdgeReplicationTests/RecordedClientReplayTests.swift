@@ -22,14 +22,13 @@ import UpstreamDialer
 /// 404), and the pushed revisions must end up in the store with the recorded revision IDs.
 ///
 /// Replayed: `push-oneshot` and `update-delete` (whose second connection's `setCheckpoint` names the `1-cc`
-/// checkpoint revision our first answer created, as LiteCore's did), and with their pulls `pull-oneshot`,
-/// `pull-tombstone`, `blob`, `conflict`, `delta`, `bulk-500` and the push of `blob-2mb`. For a pull, the listener
-/// starts with the documents the recorded passive had of its own (`seedPassiveDocuments`), and each recorded reply of
-/// the client waits for the listener's request with the same content as LiteCore's (`replayExchanges`).
+/// checkpoint revision our first answer created, as LiteCore's did), `auth-fail` (the wrong password refused, the
+/// right one pulling), and with their pulls `pull-oneshot`, `pull-tombstone`, `blob`, `conflict`, `delta`,
+/// `bulk-500`, `collections` and the push of `blob-2mb`. For a pull, the listener starts with the documents the
+/// recorded passive had of its own (`seedPassiveDocuments`), and each recorded reply of the client waits for the
+/// listener's request with the same content as LiteCore's (`replayExchanges`).
 ///
-/// Not replayed: `collections` and `pushpull-continuous` (a named-collection session in legacy-free mode and a
-/// continuous one whose passive took a third party's writes mid-session; BLIPCodecTests decodes them), the pull of
-/// `blob-2mb` (see `transcripts324`) and `auth-fail`, which needs a listener with the recorded password.
+/// Not replayed: `pushpull-continuous` and the pull of `blob-2mb` (see `transcripts324`).
 @Suite("Couchbase Lite's recorded client frames replayed to the listener")
 struct RecordedClientReplayTests {
     @Test("push-oneshot: three new documents with their recorded revision IDs")
@@ -40,6 +39,35 @@ struct RecordedClientReplayTests {
             #expect(pushed.map(\.docID).sorted() == ["doc-0", "doc-1", "doc-2"])
             #expect(pushed.contains { $0.docID == "doc-0" && $0.revID == "1-53ae3384db3684f9657c91c271e5592b8a146c8c" })
             try await Self.expectStored(pushed, in: gateway)
+        }
+    }
+
+    @Test("auth-fail: the wrong password gets 401 with the Basic challenge, the right one a complete pull")
+    func authenticationFailure() async throws {
+        let connections = try RecordedClientConnection.load("auth-fail.jsonl")
+        let credentials = try RecordedClientConnection.credentials(in: "auth-fail.jsonl", from: "cbl-3.2.4")
+        #expect(connections.map(\.conn) == [1])
+        #expect(credentials[0]?.user == "bob" && credentials[0]?.password == "wrong")
+        let recorded = try #require(credentials[1])
+        try await TestGateway.run(
+            settings: TestGateway.settings(
+                authentication: TestGateway.users(name: recorded.user, password: recorded.password))
+        ) { gateway in
+            // Connection 0 never upgraded: its credentials are dialed as they were sent.
+            let refused = try TestGateway.dialer(port: gateway.port, credentials: credentials[0])
+            await #expect {
+                try await refused.run { _ in }
+            } throws: { error in
+                guard case .upgradeRefused(_, let status, _, let challenge, _) = error as? UpstreamDialError else {
+                    return false
+                }
+                return status == 401 && challenge == #"Basic charset="UTF-8""#
+            }
+            let database = try await gateway.database
+            let seeded = try await Self.seedPassiveDocuments(of: connections, into: database)
+            #expect(seeded == 1)
+            let (_, exchanges) = try await Self.replayExchanges(connections, to: gateway, credentials: credentials)
+            #expect(exchanges.contains { $0.profile == "subChanges" })
         }
     }
 
@@ -57,25 +85,42 @@ struct RecordedClientReplayTests {
 
     /// The 3.2.4 transcripts with their pulls: the listener starts with the recorded passive's own documents and
     /// must send what LiteCore sent (`replayExchanges`).
-    /// The connections replayed of each; nil for all. In `blob-2mb` connection 1 the client pulls the 2 MB blob and
-    /// acknowledges it with ACK frames counting the recorded passive's bytes: the listener frames the reply its own
-    /// way, so those counts do not add up to its frames and it waits for acknowledgements that never come.
-    static let transcripts324: [String: Set<Int>?] = [
-        "pull-oneshot.jsonl": nil, "pull-tombstone.jsonl": nil, "blob.jsonl": nil, "blob-2mb.jsonl": [0],
-        "conflict.jsonl": nil, "delta.jsonl": nil, "bulk-500.jsonl": nil,
+    /// In `blob-2mb` connection 1 the client pulls the 2 MB blob and acknowledges it with ACK frames counting the
+    /// recorded passive's bytes: the listener frames the reply its own way, so those counts do not add up to its
+    /// frames and it waits for acknowledgements that never come. `pushpull-continuous` is left out: there the
+    /// recorded passive offered the client's two pushed documents back in one `changes` (its inserter had stored
+    /// them in one transaction), and the listener offers them in one or two, as its commits fall; the client's one
+    /// recorded reply cannot answer two.
+    static let transcripts324: [RecordedTranscript] = [
+        RecordedTranscript(fileName: "pull-oneshot.jsonl"),
+        RecordedTranscript(fileName: "pull-tombstone.jsonl"),
+        RecordedTranscript(fileName: "blob.jsonl"),
+        RecordedTranscript(fileName: "blob-2mb.jsonl", connections: [0]),
+        RecordedTranscript(fileName: "conflict.jsonl"),
+        RecordedTranscript(fileName: "delta.jsonl"),
+        RecordedTranscript(fileName: "bulk-500.jsonl"),
+        // Connection 3 resumes both collections from the checkpoints of connection 2; connection 4 asks for a
+        // collection the passive does not serve.
+        RecordedTranscript(
+            fileName: "collections.jsonl",
+            collections: [
+                try! CollectionName(parsing: "store.inventory"), try! CollectionName(parsing: "store.orders"),
+            ],
+            resumed: [3]),
     ]
 
     @Test(
         "3.2.4 sessions, pulls included: the listener answers and sends as the recorded LiteCore passive did",
-        arguments: transcripts324.keys.sorted())
-    func replayWithPulls(_ fileName: String) async throws {
-        let connections = try RecordedClientConnection.load(fileName, only: Self.transcripts324[fileName] ?? nil)
-        try await TestGateway.run { gateway in
-            let database = try await gateway.database
-            let seeded = try await Self.seedPassiveDocuments(of: connections, into: database)
-            let (pushed, _) = try await Self.replayExchanges(connections, to: gateway)
-            try await Self.expectStored(pushed, in: gateway)
-            print("\(fileName) (3.2.4): \(seeded) documents of the passive's own, \(pushed.count) pushed")
+        arguments: transcripts324)
+    func replayWithPulls(_ transcript: RecordedTranscript) async throws {
+        try await TestGateway.run(collections: transcript.collections) { gateway in
+            let replay = try await Self.replay(transcript, from: "cbl-3.2.4", to: gateway)
+            if transcript.collections == [.default] {
+                try await Self.expectStored(replay.pushed, in: gateway)
+            }
+            print(
+                "\(transcript) (3.2.4): \(replay.seeded) documents of the passive's own, \(replay.pushed.count) pushed, "
+                    + "since " + replay.translatedSince.joined(separator: ", "))
         }
     }
 
@@ -96,12 +141,14 @@ struct RecordedClientReplayTests {
     /// send what LiteCore sent.
     static func replayExchanges(
         _ connections: [RecordedClientConnection], to gateway: TestGateway, unchecked: Set<String> = [],
+        credentials: [Int: (user: String, password: String)] = [:],
         beforeAwaiting: @escaping @Sendable (BLIPMessage) async throws -> Void = { _ in }
     ) async throws -> (pushed: [PushedRevision], exchanges: [RecordedExchange]) {
         var pushed: [String: PushedRevision] = [:]
         var exchanges: [RecordedExchange] = []
         for connection in connections {
-            let dialer = try TestGateway.dialer(port: gateway.port, subprotocols: connection.subprotocols)
+            let dialer = try TestGateway.dialer(
+                port: gateway.port, subprotocols: connection.subprotocols, credentials: credentials[connection.conn])
             let (revisions, answered) = try await withThrowingTaskGroup(
                 of: ([PushedRevision], [RecordedExchange]).self
             ) { group in
@@ -251,10 +298,7 @@ struct RecordedClientReplayTests {
             for request in clientRequests where request.properties["Profile"] == "rev" {
                 pushed.insert("\(request.properties["id"] ?? "") \(request.properties["rev"] ?? "")")
             }
-            let collections =
-                try clientRequests.first { $0.properties["Profile"] == "getCollections" }.map {
-                    try GetCollectionsRequest(properties: MessageProperties($0.properties.pairs), body: $0.body)
-                }?.collections ?? []
+            let collections = try connection.collectionNames()
             for request in try connection.recordedPassiveRequests() where request.properties["Profile"] == "rev" {
                 let key = "\(request.properties["id"] ?? "") \(request.properties["rev"] ?? "")"
                 guard !pushed.contains(key), seen.insert(key).inserted else { continue }
@@ -483,19 +527,33 @@ struct RecordedClientConnection: Sendable {
     /// What the client of each recorded connection offered in `Sec-WebSocket-Protocol`, in its order, by
     /// connection: also for a connection that was refused at the upgrade.
     static func offers(in fileName: String, from set: String) throws -> [Int: [String]] {
-        var offered: [Int: [String]] = [:]
+        try upgradeHeader("Sec-WebSocket-Protocol", in: fileName, from: set).mapValues {
+            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// The Basic credentials the client of each recorded connection sent, by connection.
+    static func credentials(in fileName: String, from set: String) throws -> [Int: (user: String, password: String)] {
+        try upgradeHeader("Authorization", in: fileName, from: set).compactMapValues { value in
+            guard value.hasPrefix("Basic "), let decoded = Data(base64Encoded: String(value.dropFirst(6))),
+                let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":")
+            else { return nil }
+            return (String(pair[..<colon]), String(pair[pair.index(after: colon)...]))
+        }
+    }
+
+    /// The value of one header of each recorded upgrade request, by connection.
+    static func upgradeHeader(_ name: String, in fileName: String, from set: String) throws -> [Int: String] {
+        let prefix = name.lowercased() + ":"
+        var values: [Int: String] = [:]
         for object in try records(of: fileName, from: set) {
             guard object["kind"] as? String == "http_request", let conn = object["conn"] as? Int,
                 let text = object["text"] as? String,
-                let header = text.split(separator: "\r\n").first(where: {
-                    $0.lowercased().hasPrefix("sec-websocket-protocol:")
-                })
+                let line = text.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix(prefix) })
             else { continue }
-            offered[conn] = header.dropFirst("sec-websocket-protocol:".count).split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
+            values[conn] = line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
         }
-        return offered
+        return values
     }
 
     static func bytes(hex: String) throws -> [UInt8] {

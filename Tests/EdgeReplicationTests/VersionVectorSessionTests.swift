@@ -257,116 +257,35 @@ extension VersionVectorSessionTests {
 /// listener answers and what it sends a pulling client must match the recording.
 @Suite("Couchbase Lite 4.0.3's recorded sessions replayed to the listener, pulls included")
 struct RecordedVersionVectorSessionTests {
-    struct Transcript: Sendable, CustomStringConvertible {
-        var fileName: String
-        /// Documents a client the recording did not capture wrote to the passive mid-session: each is stored when
-        /// the replay reaches the passive's `changes` that offered it.
-        var uncapturedWrites: Set<String> = []
-        var description: String { fileName }
-    }
-
-    static let transcripts: [Transcript] = [
-        Transcript(fileName: "push-oneshot.jsonl"),
-        Transcript(fileName: "update-delete.jsonl"),
-        Transcript(fileName: "bulk-500.jsonl"),
-        Transcript(fileName: "pull-oneshot.jsonl"),
-        Transcript(fileName: "pull-tombstone.jsonl"),
-        Transcript(fileName: "blob.jsonl"),
-        Transcript(fileName: "conflict.jsonl"),
-        Transcript(fileName: "pushpull-continuous.jsonl", uncapturedWrites: ["late-000000"]),
+    static let transcripts: [RecordedTranscript] = [
+        RecordedTranscript(fileName: "push-oneshot.jsonl"),
+        RecordedTranscript(fileName: "update-delete.jsonl"),
+        RecordedTranscript(fileName: "bulk-500.jsonl"),
+        RecordedTranscript(fileName: "pull-oneshot.jsonl"),
+        RecordedTranscript(fileName: "pull-tombstone.jsonl"),
+        RecordedTranscript(fileName: "blob.jsonl"),
+        RecordedTranscript(fileName: "conflict.jsonl"),
+        RecordedTranscript(fileName: "pushpull-continuous.jsonl", uncapturedWrites: ["late-000000"]),
+        // The second connection resumes both collections from the checkpoints of the first.
+        RecordedTranscript(
+            fileName: "collections.jsonl",
+            collections: [
+                try! CollectionName(parsing: "store.inventory"), try! CollectionName(parsing: "store.orders"),
+            ],
+            resumed: [1]),
     ]
 
     @Test("the listener answers and sends as the recorded LiteCore passive did", arguments: transcripts)
-    func replay(_ transcript: Transcript) async throws {
-        let connections = try RecordedClientConnection.load(
-            transcript.fileName, from: VersionVectorSessionTests.fourthGeneration)
-        try await TestGateway.run { gateway in
-            let database = try await gateway.database
-            let seeds = try RecordedClientReplayTests.passiveSeeds(of: connections)
-            let uncaptured = UncapturedWrites(
-                seeds.filter { transcript.uncapturedWrites.contains($0.revision.docID) })
-            for seed in seeds where !transcript.uncapturedWrites.contains(seed.revision.docID) {
-                try await RecordedClientReplayTests.store(seed, in: database)
+    func replay(_ transcript: RecordedTranscript) async throws {
+        try await TestGateway.run(collections: transcript.collections) { gateway in
+            let replay = try await RecordedClientReplayTests.replay(
+                transcript, from: VersionVectorSessionTests.fourthGeneration, to: gateway)
+            if transcript.collections == [.default] {
+                try await RecordedClientReplayTests.expectStored(replay.pushed, in: gateway)
             }
-            let (pushed, _) = try await RecordedClientReplayTests.replayExchanges(connections, to: gateway) {
-                recorded in
-                guard recorded.properties["Profile"] == "changes" else { return }
-                let changes = try ChangesRequest(
-                    properties: MessageProperties(recorded.properties.pairs), body: recorded.body)
-                for row in changes.rows {
-                    if let seed = await uncaptured.take(row.docID) {
-                        try await RecordedClientReplayTests.store(seed, in: database)
-                    }
-                }
-            }
-            #expect(await uncaptured.isEmpty, "every uncaptured write was offered")
-            let seeded = seeds.count
-            try await RecordedClientReplayTests.expectStored(pushed, in: gateway)
-            print("\(transcript): \(seeded) documents of the passive's own, \(pushed.count) pushed")
+            print(
+                "\(transcript): \(replay.seeded) documents of the passive's own, \(replay.pushed.count) pushed, since "
+                    + replay.translatedSince.joined(separator: ", "))
         }
-    }
-
-    /// `collections`, both connections. The second resumes from the checkpoints of the first, which hold the
-    /// recorded passive's sequences: LiteCore numbers each collection in a series of its own, where this store
-    /// (like Sync Gateway) numbers a database's collections in one. A client of this listener saves this listener's
-    /// sequences, so the second connection is replayed as that client would have sent it: each `since` names the
-    /// place in our series of the change LiteCore numbered so (the frames re-encoded, the CRC covering them all).
-    /// The listener must then offer exactly what LiteCore offered: the documents pushed on the first connection.
-    @Test("collections (4.0.3): the second connection resumes each collection from its checkpoint")
-    func collectionsResumed() async throws {
-        let connections = try RecordedClientConnection.load(
-            "collections.jsonl", from: VersionVectorSessionTests.fourthGeneration)
-        #expect(connections.count == 2)
-        let collections = [
-            try CollectionName(parsing: "store.inventory"), try CollectionName(parsing: "store.orders"),
-        ]
-        try await TestGateway.run(collections: collections) { gateway in
-            let database = try await gateway.database
-            _ = try await RecordedClientReplayTests.seedPassiveDocuments(of: connections, into: database)
-            _ = try await RecordedClientReplayTests.replayExchanges([connections[0]], to: gateway)
-            // LiteCore's sequence of each change it sent on the first connection → our sequence of that document.
-            var ourSequences: [String: [Int: Int]] = [:]
-            for request in try connections[0].recordedPassiveRequests()
-            where request.properties["Profile"] == "changes" {
-                let changes = try ChangesRequest(
-                    properties: MessageProperties(request.properties.pairs), body: request.body)
-                let index = try #require(changes.collection)
-                for row in changes.rows {
-                    let recorded = try #require(row.sequence.intValue)
-                    let ours = try #require(try await database.document(row.docID, in: collections[index]))
-                    ourSequences[String(index), default: [:]][recorded] = Int(ours.sequence)
-                }
-            }
-            var translated: [String] = []
-            let resumed = try connections[1].reencoded { properties in
-                guard properties["Profile"] == "subChanges", let since = properties["since"].flatMap(Int.init),
-                    let collection = properties["collection"]
-                else { return }
-                let ours = try #require(ourSequences[collection]?[since])
-                properties["since"] = String(ours)
-                translated.append("\(collection): \(since) → \(ours)")
-            }
-            #expect(translated.count == 2, "\(translated)")
-            let (pushed, exchanges) = try await RecordedClientReplayTests.replayExchanges([resumed], to: gateway)
-            #expect(pushed.isEmpty)
-            let checkpoints = try #require(exchanges.first { $0.profile == "getCollections" })
-            #expect(String(decoding: checkpoints.reply.body, as: UTF8.self).contains("\"remote\":2"))
-            print("collections.jsonl, connection 1: since \(translated.joined(separator: ", "))")
-        }
-    }
-}
-
-/// The writes of an uncaptured client, each taken once when the replay reaches it.
-private actor UncapturedWrites {
-    private var byDocID: [String: RecordedClientReplayTests.PassiveSeed]
-
-    init(_ seeds: [RecordedClientReplayTests.PassiveSeed]) {
-        byDocID = Dictionary(seeds.map { ($0.revision.docID, $0) }, uniquingKeysWith: { _, last in last })
-    }
-
-    var isEmpty: Bool { byDocID.isEmpty }
-
-    func take(_ docID: String) -> RecordedClientReplayTests.PassiveSeed? {
-        byDocID.removeValue(forKey: docID)
     }
 }

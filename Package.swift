@@ -458,16 +458,21 @@ let package = Package(
             path: "Tests/LinkEmulator"
         ),
 
-        // Many continuous clients on the project's own active replicator, in a process apart from the gateway, for
-        // the load runs of the reliability suite.
+        // Many lean continuous BLIP clients without a store, in a process apart from the gateway, for the load runs
+        // of the reliability suite.
         .executableTarget(
             name: "LoadGenerator",
             dependencies: [
-                "EdgeReplication",
-                "EdgeStore",
+                "BLIPCodec",
+                "BLIPConnection",
                 "EdgeGatewayTestSupport",
+                "ReplicationProtocol",
+                "SyncIdentifiers",
+                "SyncJSON",
+                "UpstreamDialer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LoadGenerator"
         ),

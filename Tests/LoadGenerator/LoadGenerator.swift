@@ -1,9 +1,6 @@
 import ArgumentParser
 import EdgeGatewayTestSupport
-import EdgeReplication
-import EdgeStore
 import Foundation
-import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -11,9 +8,11 @@ import Synchronization
 #endif
 
 /// Many devices against one gateway, in a process of their own so that the gateway is measured apart from its
-/// clients: each client is the project's own `ActiveReplicator`, continuous push and pull, with its own database.
-/// Every client writes its documents; a document has fanned out when it has committed in every other client's
-/// database. The summary goes to standard output as one JSON object, progress to standard error.
+/// clients: each client is a `LeanClient`, a continuous push-and-pull BLIP connection without a store, all of them
+/// on one event loop. Every writing client writes its documents; a document has fanned out when its `rev` has
+/// reached every other client. The summary goes to standard output as one JSON object, progress to standard
+/// error; it gives the CPU time the gateway and the generator each spent per delivery, so that a run shows the
+/// generator is not what limits it.
 @main
 struct LoadGenerator: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,11 +41,6 @@ struct LoadGenerator: AsyncParsableCommand {
             """)
     var writeInterval = 1000
 
-    @Option(
-        help: "Where the clients' databases go (default: a new directory under /dev/shm, else the temporary directory)."
-    )
-    var directory: String?
-
     @Option(help: "The gateway's process ID, to sample its resident memory, descriptors and threads.")
     var gatewayPid: Int32?
 
@@ -74,22 +68,13 @@ struct LoadGenerator: AsyncParsableCommand {
 
     func run() async throws {
         raiseDescriptorLimit()
-        let root = URL(fileURLWithPath: directory ?? Self.defaultDirectory())
-        let ownsDirectory = directory == nil
-        defer { if ownsDirectory { try? FileManager.default.removeItem(at: root) } }
         let sampler = gatewayPid.map(UsageSampler.init(pid:))
         let idle = sampler?.sample()
 
-        // The clients' stores are the harness, not the system under test: one store holds every client's
-        // database, on tmpfs by default, so that the machine's disk does not throttle the clients.
-        let store = try DocumentStore(dataDirectory: root)
-        var fleet: [Client] = []
-        for index in 0..<clients {
-            fleet.append(try await Client(index: index, store: store, url: url, heartbeat: .seconds(heartbeat)))
-        }
         let tracker = FanOutTracker(receivers: clients - 1)
-        let watchers = fleet.map { client in Task { try await client.watchArrivals(into: tracker) } }
-        defer { for watcher in watchers { watcher.cancel() } }
+        let fleet = try (0..<clients).map {
+            try LeanClient(index: $0, url: url, heartbeat: .seconds(heartbeat), tracker: tracker)
+        }
 
         let connectStart = ContinuousClock.now
         for client in fleet { client.start() }
@@ -104,11 +89,12 @@ struct LoadGenerator: AsyncParsableCommand {
             }
         }
         let writeStart = ContinuousClock.now
+        let gatewayAtStart = sampler?.sample()
+        let generatorAtStart = ProcessUsage(pid: getpid())
         try await withThrowingTaskGroup(of: Void.self) { group in
             for client in fleet.prefix(writerCount) {
                 group.addTask {
-                    try await client.writeAll(
-                        count: documents, interval: .milliseconds(writeInterval), tracker: tracker)
+                    try await client.writeAll(count: documents, interval: .milliseconds(writeInterval))
                 }
             }
             try await group.waitForAll()
@@ -127,16 +113,20 @@ struct LoadGenerator: AsyncParsableCommand {
             }
         }
         let converged = ContinuousClock.now
+        let gatewayAtEnd = sampler?.sample()
+        let generatorAtEnd = ProcessUsage(pid: getpid())
         samplingTask.cancel()
         _ = await samplingTask.result
 
-        var incompleteClients: [String] = []
-        for client in fleet where try await client.documentCount() != expected {
-            incompleteClients.append(client.name)
-        }
+        let incompleteClients = fleet.filter { $0.documentCount != expected }.map(\.name)
         for client in fleet { await client.stop() }
         let latencies = tracker.fanOutLatencies()
         let deliveries = tracker.deliveryLatencies()
+        /// CPU seconds between the first write and convergence, in microseconds per delivery.
+        func perDelivery(_ start: ProcessUsage?, _ end: ProcessUsage?) -> Double? {
+            guard let start, let end, deliveries.count > 0 else { return nil }
+            return (end.cpuSeconds - start.cpuSeconds) * 1e6 / Double(deliveries.count)
+        }
         let summary = LoadGeneratorSummary(
             clients: clients, writers: writerCount, documentsPerClient: documents,
             writeIntervalMilliseconds: writeInterval,
@@ -153,7 +143,9 @@ struct LoadGenerator: AsyncParsableCommand {
             deliveryP99Milliseconds: deliveries.percentile(0.99),
             incompleteClients: incompleteClients,
             gatewayIdle: idle, gatewayPeak: sampler?.peak, gatewayEnd: sampler?.sample(),
-            generator: ProcessUsage(pid: getpid()))
+            generator: ProcessUsage(pid: getpid()),
+            gatewayMicrosecondsPerDelivery: perDelivery(gatewayAtStart, gatewayAtEnd),
+            generatorMicrosecondsPerDelivery: perDelivery(generatorAtStart, generatorAtEnd))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         print(String(decoding: try encoder.encode(summary), as: UTF8.self))
@@ -162,17 +154,11 @@ struct LoadGenerator: AsyncParsableCommand {
         }
     }
 
-    static func defaultDirectory() -> String {
-        let base = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        return base + "/edge-load-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    }
-
     /// Waits until every client's first run has connected and caught up both ways.
-    func waitUntilIdle(_ fleet: [Client], deadline: ContinuousClock.Instant) async throws {
+    func waitUntilIdle(_ fleet: [LeanClient], deadline: ContinuousClock.Instant) async throws {
         var lastReport = ContinuousClock.now
         while true {
-            var idle = 0
-            for client in fleet where await client.isIdle() { idle += 1 }
+            let idle = fleet.filter(\.isIdle).count
             if idle == fleet.count { return }
             if ContinuousClock.now > deadline {
                 throw ValidationError("only \(idle) of \(fleet.count) clients connected before the timeout")
@@ -190,85 +176,7 @@ func report(_ line: String) {
     FileHandle.standardError.write(Data("load-generator: \(line)\n".utf8))
 }
 
-/// One device: a database of its own and a continuous push-and-pull replicator, reconnected after a lost
-/// connection as Couchbase Lite does.
-final class Client: Sendable {
-    let name: String
-    let database: DocumentDatabase
-    let configuration: ActiveReplicator.Configuration
-    private let replicator = Mutex<ActiveReplicator?>(nil)
-    private let loop = Mutex<Task<Void, Never>?>(nil)
-    static let quietLogger = Logger(label: "load-generator.client") { _ in SwiftLogNoOpLogHandler() }
-
-    init(index: Int, store: DocumentStore, url: String, heartbeat: Duration) async throws {
-        name = "c\(index)"
-        database = try await store.database(named: name)
-        // The replicator's default checkpoint interval, 5 s, is Couchbase Lite's (LiteCore's checkpoint save delay),
-        // so these clients save checkpoints to the gateway as often as real devices do.
-        configuration = ActiveReplicator.Configuration(
-            remoteURL: url, remoteUUID: "load-gateway", direction: .pushAndPull, continuous: true,
-            heartbeat: heartbeat, batchSize: 200)
-    }
-
-    func start() {
-        let task = Task {
-            while !Task.isCancelled {
-                let current = ActiveReplicator(
-                    database: database, configuration: configuration, logger: Self.quietLogger)
-                replicator.withLock { $0 = current }
-                _ = try? await current.run()
-                // Couchbase Lite's first retry waits about a second; jitter keeps a refused fleet from returning
-                // in step.
-                try? await Task.sleep(for: .milliseconds(Int.random(in: 500...1500)))
-            }
-        }
-        loop.withLock { $0 = task }
-    }
-
-    func stop() async {
-        let task = loop.withLock { $0 }
-        task?.cancel()
-        await task?.value
-    }
-
-    func isIdle() async -> Bool {
-        guard let current = replicator.withLock({ $0 }) else { return false }
-        return await current.status().activity == .idle
-    }
-
-    /// Writes `count` documents of this client's own, the first after a random part of one interval.
-    func writeAll(count: Int, interval: Duration, tracker: FanOutTracker) async throws {
-        func pause(_ fraction: ClosedRange<Double>) async throws {
-            guard interval > .zero else { return }
-            try await Task.sleep(for: interval * Double.random(in: fraction))
-        }
-        try await pause(0...1)
-        for index in 0..<count {
-            if index > 0 { try await pause(0.5...1.5) }
-            let docID = "\(name)-\(index)"
-            tracker.wrote(docID)
-            _ = try await database.save(
-                docID, body: Data(#"{"writer":"\#(name)","n":\#(index)}"#.utf8), parentRevID: nil)
-        }
-    }
-
-    /// Records every other client's document as it commits here.
-    func watchArrivals(into tracker: FanOutTracker) async throws {
-        let ownPrefix = "\(name)-"
-        for try await batch in database.changeFeed(since: 0) {
-            let now = ContinuousClock.now
-            for change in batch where !change.docID.hasPrefix(ownPrefix) {
-                tracker.arrived(change.docID, at: now)
-            }
-        }
-    }
-
-    func documentCount() async throws -> Int {
-        try await database.changes(since: 0, limit: .max).count
-    }
-}
-
-/// When each document was written and when it committed at each other client.
+/// When each document was written and when its `rev` reached each other client.
 final class FanOutTracker: Sendable {
     private struct Entry {
         var written: ContinuousClock.Instant?
@@ -307,7 +215,7 @@ final class FanOutTracker: Sendable {
         state.withLock { $0.fannedOut }
     }
 
-    /// Per document that reached every other client: from its write to its commit at the last of them, sorted.
+    /// Per document that reached every other client: from its write to its arrival at the last of them, sorted.
     func fanOutLatencies() -> [Duration] {
         state.withLock { state in
             state.entries.values.compactMap { entry in
@@ -319,7 +227,7 @@ final class FanOutTracker: Sendable {
         }
     }
 
-    /// Per delivery (one document at one client): from its write to its commit there.
+    /// Per delivery (one document at one client): from its write to its arrival there.
     func deliveryLatencies() -> LatencyHistogram {
         state.withLock { $0.deliveries }
     }

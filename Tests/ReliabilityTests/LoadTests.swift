@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Many continuous clients, each on the project's own active replicator, against one gateway process. The fan-out
-/// clients run in the `LoadGenerator` process; the soak's in this one. CI runs 100 clients of 10 documents;
+/// Many continuous clients against one gateway process. The fan-out clients are the lean BLIP clients of the
+/// `LoadGenerator` process; the soak's run in this one, each on the project's own active replicator. CI runs 100 clients of 10 documents;
 /// `scripts/reliability/load` runs the full sizes on release builds, and the soak. Figures are printed for
 /// RELIABILITY.md; only correctness (convergence, no growth beyond 5 %) is asserted, timing is not.
 @Suite("Load: many continuous clients")
@@ -42,7 +42,6 @@ struct LoadTests {
         generator.arguments = [
             "--url", gateway.url, "--clients", "\(Self.clientCount)", "--documents", "\(Self.documentsPerClient)",
             "--write-interval", "\(Self.writeInterval)", "--gateway-pid", "\(gatewayPID)",
-            "--directory", root.appendingPathComponent("clients").path,
         ]
         generator.standardOutput = try FileHandle(forWritingTo: summaryPath)
         generator.standardError = try FileHandle(forWritingTo: logPath)
@@ -75,8 +74,12 @@ struct LoadTests {
             "fan-out p50 \(summary.fanOutP50Milliseconds) ms, p99 \(summary.fanOutP99Milliseconds) ms, max "
             + "\(summary.fanOutMaxMilliseconds) ms; \(summary.deliveries) deliveries, p50 "
             + "\(summary.deliveryP50Milliseconds) ms, p99 \(summary.deliveryP99Milliseconds) ms"
+        let perDelivery = [
+            ("gateway", summary.gatewayMicrosecondsPerDelivery),
+            ("generator", summary.generatorMicrosecondsPerDelivery),
+        ].map { "\($0) \($1.map { String(format: "%.0f", $0) } ?? "?") µs" }.joined(separator: ", ")
         let usage =
-            "gateway idle: \(idle); peak: \(peak); load generator: \(summary.generator)"
+            "gateway idle: \(idle); peak: \(peak); load generator: \(summary.generator); CPU per delivery: \(perDelivery)"
         print(
             "load: \(Self.clientCount) clients × \(Self.documentsPerClient) documents, \(writing): \(timing); \(fanOut); \(usage)"
         )

@@ -69,6 +69,10 @@ package struct LoadGeneratorSummary: Codable, Sendable {
     package var gatewayPeak: ProcessUsage?
     package var gatewayEnd: ProcessUsage?
     package var generator: ProcessUsage
+    /// CPU time per delivery between the first write and convergence, of the gateway (nil when its process was
+    /// not given) and of the generator.
+    package var gatewayMicrosecondsPerDelivery: Double?
+    package var generatorMicrosecondsPerDelivery: Double?
 
     package init(
         clients: Int, writers: Int, documentsPerClient: Int, writeIntervalMilliseconds: Int,
@@ -76,7 +80,8 @@ package struct LoadGeneratorSummary: Codable, Sendable {
         convergedAfterLastWriteMilliseconds: Int64, documentsFannedOut: Int, documentsExpected: Int, deliveries: Int,
         fanOutP50Milliseconds: Int64, fanOutP99Milliseconds: Int64, fanOutMaxMilliseconds: Int64,
         deliveryP50Milliseconds: Int64, deliveryP99Milliseconds: Int64, incompleteClients: [String],
-        gatewayIdle: ProcessUsage?, gatewayPeak: ProcessUsage?, gatewayEnd: ProcessUsage?, generator: ProcessUsage
+        gatewayIdle: ProcessUsage?, gatewayPeak: ProcessUsage?, gatewayEnd: ProcessUsage?, generator: ProcessUsage,
+        gatewayMicrosecondsPerDelivery: Double?, generatorMicrosecondsPerDelivery: Double?
     ) {
         self.clients = clients
         self.writers = writers
@@ -99,5 +104,7 @@ package struct LoadGeneratorSummary: Codable, Sendable {
         self.gatewayPeak = gatewayPeak
         self.gatewayEnd = gatewayEnd
         self.generator = generator
+        self.gatewayMicrosecondsPerDelivery = gatewayMicrosecondsPerDelivery
+        self.generatorMicrosecondsPerDelivery = generatorMicrosecondsPerDelivery
     }
 }

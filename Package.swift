@@ -464,15 +464,15 @@ let package = Package(
             name: "LoadGenerator",
             dependencies: [
                 "BLIPCodec",
-                "BLIPConnection",
                 "EdgeGatewayTestSupport",
                 "ReplicationProtocol",
                 "SyncIdentifiers",
                 "SyncJSON",
-                "UpstreamDialer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Tests/LoadGenerator"
         ),

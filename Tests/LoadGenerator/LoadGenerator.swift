@@ -81,6 +81,9 @@ struct LoadGenerator: AsyncParsableCommand {
         try await waitUntilIdle(fleet, deadline: connectStart + .seconds(timeout))
         let connected = ContinuousClock.now - connectStart
         report("\(clients) clients connected and idle after \(connected.milliseconds) ms")
+        // The gateway has answered every subscription; a moment lets it finish with the connections' set-up.
+        try await Task.sleep(for: .seconds(2))
+        let gatewayConnected = sampler?.sample()
 
         let samplingTask = Task {
             while !Task.isCancelled {
@@ -142,7 +145,8 @@ struct LoadGenerator: AsyncParsableCommand {
             deliveryP50Milliseconds: deliveries.percentile(0.5),
             deliveryP99Milliseconds: deliveries.percentile(0.99),
             incompleteClients: incompleteClients,
-            gatewayIdle: idle, gatewayPeak: sampler?.peak, gatewayEnd: sampler?.sample(),
+            gatewayIdle: idle, gatewayConnected: gatewayConnected, gatewayPeak: sampler?.peak,
+            gatewayEnd: sampler?.sample(),
             generator: ProcessUsage(pid: getpid()),
             gatewayMicrosecondsPerDelivery: perDelivery(gatewayAtStart, gatewayAtEnd),
             generatorMicrosecondsPerDelivery: perDelivery(generatorAtStart, generatorAtEnd))

@@ -65,6 +65,7 @@ struct LoadTests {
         #expect(summary.incompleteClients.isEmpty, "clients missing documents: \(summary.incompleteClients)")
         #expect(gateway.process?.isRunning == true, "the gateway died: \(gateway.logTail())")
         let idle = summary.gatewayIdle.map { "\($0)" } ?? "?"
+        let connected = summary.gatewayConnected.map { "\($0)" } ?? "?"
         let peak = summary.gatewayPeak.map { "\($0)" } ?? "?"
         let writing = "one write every \(Self.writeInterval) ms per client"
         let timing =
@@ -79,7 +80,7 @@ struct LoadTests {
             ("generator", summary.generatorMicrosecondsPerDelivery),
         ].map { "\($0) \($1.map { String(format: "%.0f", $0) } ?? "?") µs" }.joined(separator: ", ")
         let usage =
-            "gateway idle: \(idle); peak: \(peak); load generator: \(summary.generator); CPU per delivery: \(perDelivery)"
+            "gateway idle: \(idle); with every client connected: \(connected); peak: \(peak); load generator: \(summary.generator); CPU per delivery: \(perDelivery)"
         print(
             "load: \(Self.clientCount) clients × \(Self.documentsPerClient) documents, \(writing): \(timing); \(fanOut); \(usage)"
         )

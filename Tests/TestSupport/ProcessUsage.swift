@@ -66,6 +66,8 @@ package struct LoadGeneratorSummary: Codable, Sendable {
     package var deliveryP99Milliseconds: Int64
     package var incompleteClients: [String]
     package var gatewayIdle: ProcessUsage?
+    /// The gateway with every client connected and caught up, before the first write: what idle connections hold.
+    package var gatewayConnected: ProcessUsage?
     package var gatewayPeak: ProcessUsage?
     package var gatewayEnd: ProcessUsage?
     package var generator: ProcessUsage
@@ -80,7 +82,8 @@ package struct LoadGeneratorSummary: Codable, Sendable {
         convergedAfterLastWriteMilliseconds: Int64, documentsFannedOut: Int, documentsExpected: Int, deliveries: Int,
         fanOutP50Milliseconds: Int64, fanOutP99Milliseconds: Int64, fanOutMaxMilliseconds: Int64,
         deliveryP50Milliseconds: Int64, deliveryP99Milliseconds: Int64, incompleteClients: [String],
-        gatewayIdle: ProcessUsage?, gatewayPeak: ProcessUsage?, gatewayEnd: ProcessUsage?, generator: ProcessUsage,
+        gatewayIdle: ProcessUsage?, gatewayConnected: ProcessUsage?, gatewayPeak: ProcessUsage?,
+        gatewayEnd: ProcessUsage?, generator: ProcessUsage,
         gatewayMicrosecondsPerDelivery: Double?, generatorMicrosecondsPerDelivery: Double?
     ) {
         self.clients = clients
@@ -101,6 +104,7 @@ package struct LoadGeneratorSummary: Codable, Sendable {
         self.deliveryP99Milliseconds = deliveryP99Milliseconds
         self.incompleteClients = incompleteClients
         self.gatewayIdle = gatewayIdle
+        self.gatewayConnected = gatewayConnected
         self.gatewayPeak = gatewayPeak
         self.gatewayEnd = gatewayEnd
         self.generator = generator

@@ -298,7 +298,7 @@ struct RecordedClientReplayTests {
             for request in clientRequests where request.properties["Profile"] == "rev" {
                 pushed.insert("\(request.properties["id"] ?? "") \(request.properties["rev"] ?? "")")
             }
-            let collections = try connection.collectionNames()
+            let collections = try RecordedClientConnection.collectionNames(in: clientRequests)
             for request in try connection.recordedPassiveRequests() where request.properties["Profile"] == "rev" {
                 let key = "\(request.properties["id"] ?? "") \(request.properties["rev"] ?? "")"
                 guard !pushed.contains(key), seen.insert(key).inserted else { continue }

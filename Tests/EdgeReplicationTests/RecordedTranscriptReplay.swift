@@ -122,7 +122,12 @@ extension RecordedClientConnection {
     /// The collections the client named in its `getCollections`, in its order (nil for a name that is not one);
     /// none in legacy mode.
     func collectionNames() throws -> [CollectionName?] {
-        guard let request = try recordedClientRequests().first(where: { $0.properties["Profile"] == "getCollections" })
+        try Self.collectionNames(in: recordedClientRequests())
+    }
+
+    /// The collections named in the `getCollections` among a connection's decoded client requests.
+    static func collectionNames(in requests: [BLIPMessage]) throws -> [CollectionName?] {
+        guard let request = requests.first(where: { $0.properties["Profile"] == "getCollections" })
         else { return [] }
         return try GetCollectionsRequest(properties: MessageProperties(request.properties.pairs), body: request.body)
             .collections

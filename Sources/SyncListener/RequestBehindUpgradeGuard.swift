@@ -10,11 +10,17 @@ import NIOHTTP1
 /// done, to the frame decoder, which takes only bytes and stops the process on anything else: the HTTP fuzz test
 /// found inputs that did this. `NIOAny` has no public way to ask what it holds, so the parts are recognised by
 /// reflecting its storage, whose case for anything but bytes is `other`; a test pins that layout.
+///
+/// Reflection costs a few allocations per read, and such parts can only come while NIO's upgrade handler replays
+/// what it buffered: it announces the finished upgrade, replays, ends the replay with a read-complete and leaves
+/// the pipeline (with nothing buffered it leaves without one, and then nothing can follow). So the guard leaves at
+/// the first read-complete after the announcement, and the connection's frames no longer pass through it.
 final class RequestBehindUpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private let logger: Logger
+    private var upgradeAnnounced = false
 
     init(logger: Logger) {
         self.logger = logger
@@ -29,6 +35,18 @@ final class RequestBehindUpgradeGuard: ChannelInboundHandler, RemovableChannelHa
             "closing an upgraded connection: its client sent an HTTP request behind the upgrade request",
             metadata: ["peer": .string(SyncListener.peerDescription(context.remoteAddress))])
         context.close(promise: nil)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is HTTPServerUpgradeEvents { upgradeAnnounced = true }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.fireChannelReadComplete()
+        if upgradeAnnounced {
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
     }
 
     static func holdsHTTPRequestPart(_ data: NIOAny) -> Bool {

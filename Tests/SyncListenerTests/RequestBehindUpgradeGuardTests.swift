@@ -29,4 +29,31 @@ struct RequestBehindUpgradeGuardTests {
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil)
         #expect(!channel.isActive)
     }
+
+    @Test("the guard checks the upgrade handler's replay and leaves at the read-complete that ends it")
+    func leavesAfterTheReplay() throws {
+        let guardHandler = RequestBehindUpgradeGuard(logger: Logger(label: "test"))
+        let channel = EmbeddedChannel(handler: guardHandler)
+        channel.pipeline.syncOperations.fireChannelReadComplete()
+        #expect(try channel.pipeline.syncOperations.context(handler: guardHandler) != nil)
+        channel.pipeline.syncOperations.fireUserInboundEventTriggered(
+            HTTPServerUpgradeEvents.upgradeComplete(toProtocol: "websocket", upgradeRequest: Self.head.requestHead))
+        // The replay: reads without a read-complete, each still checked.
+        channel.pipeline.syncOperations.fireChannelRead(NIOAny(ByteBuffer(bytes: [0x82, 0x00])))
+        #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(bytes: [0x82, 0x00]))
+        #expect(try channel.pipeline.syncOperations.context(handler: guardHandler) != nil)
+        channel.pipeline.syncOperations.fireChannelReadComplete()
+        #expect(throws: ChannelPipelineError.notFound) {
+            try channel.pipeline.syncOperations.context(handler: guardHandler)
+        }
+        try channel.writeInbound(ByteBuffer(bytes: [0x82, 0x00]))
+        #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(bytes: [0x82, 0x00]))
+    }
+}
+
+extension HTTPServerRequestPart {
+    fileprivate var requestHead: HTTPRequestHead {
+        guard case .head(let head) = self else { preconditionFailure("not a head") }
+        return head
+    }
 }

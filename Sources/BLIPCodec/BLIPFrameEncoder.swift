@@ -31,6 +31,20 @@ public final class BLIPFrameEncoder {
         self.windowBits = windowBits
     }
 
+    /// Whether a deflate stream is set up (for tests and the idle sweep's accounting).
+    package var holdsCompressionState: Bool { deflater != nil }
+
+    /// Frees the deflate stream; the next compressed frame starts a fresh one.
+    ///
+    /// The peer cannot tell. A raw deflate stream is a series of blocks, and every frame ends in a sync flush, so the
+    /// peer's inflater stands at a block boundary after each frame: a fresh stream's blocks continue it, none of
+    /// them final and none reaching back into data sent before. Only the running CRC spans the whole connection,
+    /// and it is kept. What is lost is the window: the next message cannot refer to the last one's bytes, which
+    /// after a quiet spell costs a few bytes on the first message and saves a whole stream per idle connection.
+    package func releaseCompressionState() {
+        deflater = nil
+    }
+
     /// Whether `encodeFrame` honours `compress`.
     package var compresses: Bool { compressionLevel > 0 }
 

@@ -35,6 +35,17 @@ public struct Outbox {
     /// True when nothing waits to be sent, stalled messages included.
     public var isEmpty: Bool { ready.isEmpty && stalled.isEmpty && starved.isEmpty && acks.isEmpty }
 
+    /// Whether the encoder holds a deflate stream.
+    package var holdsCompressionState: Bool { encoder.holdsCompressionState }
+
+    /// Frees the encoder's deflate stream when nothing waits to be sent (`BLIPFrameEncoder.releaseCompressionState`);
+    /// returns whether a stream was freed.
+    package func releaseCompressionStateIfIdle() -> Bool {
+        guard isEmpty, encoder.holdsCompressionState else { return false }
+        encoder.releaseCompressionState()
+        return true
+    }
+
     /// True when `nextFrame()` would return a frame.
     package var hasFrameReady: Bool { !ready.isEmpty || !acks.isEmpty }
 

@@ -184,6 +184,7 @@ extension BLIPConnection {
                 frames.append(frame)
             }
             if !frames.isEmpty {
+                sentSinceQuietCheck = true
                 if outbox.pendingBytes < configuration.maxQueuedBytes && !queueSpaceWaiters.isEmpty {
                     let waiters = queueSpaceWaiters
                     queueSpaceWaiters.removeAll()

@@ -75,6 +75,8 @@ public actor BLIPConnection {
     var writerWakeUp: CheckedContinuation<Void, Never>?
     var incomingRequests: AsyncStream<BLIPMessage>.Continuation?
     var writer: (any BLIPFrameWriter)?
+    /// Whether a frame went out since the last `releaseCompressionStateIfQuiet()`.
+    var sentSinceQuietCheck = false
 
     public init(
         subprotocol: String,

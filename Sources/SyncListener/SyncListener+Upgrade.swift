@@ -102,6 +102,8 @@ extension SyncListener {
             try? await webSocket.channel.close()
             return
         }
+        quietConnections.add(connection)
+        defer { quietConnections.remove(connection) }
         let database = accepted.database
         let session = PassiveReplicationSession(
             connection: connection, database: database,

@@ -70,6 +70,7 @@ public struct SyncListener: Service {
     let state: ListenerState
     package let startTime = Date()
     let verifiedCredentials = VerifiedCredentialsCache()
+    let quietConnections = QuietConnectionSweep()
     let logger: Logger
 
     /// Checks the configuration and loads the TLS identity; the server starts in `run()`.
@@ -156,6 +157,8 @@ public struct SyncListener: Service {
             onServerRunning: { channel in await state.serverStarted(port: channel.localAddress?.port) },
             logger: logger
         )
+        let sweeping = Task { [quietConnections] in await quietConnections.run() }
+        defer { sweeping.cancel() }
         do {
             try await application.run()
             await state.serverEnded(failure: nil)

@@ -47,6 +47,13 @@ struct LoadGenerator: AsyncParsableCommand {
     @Option(help: "Seconds to wait for convergence after the last write before giving up.")
     var timeout = 600
 
+    @Option(
+        help: """
+            Seconds every client stays connected after convergence, with nothing written, before the gateway is \
+            sampled again (gatewayAfterQuiet): what a quiet fleet holds once it has received a write.
+            """)
+    var quietSeconds = 0
+
     @Option(help: "The clients' WebSocket heartbeat, in seconds.")
     var heartbeat = 30
 
@@ -120,6 +127,12 @@ struct LoadGenerator: AsyncParsableCommand {
         let generatorAtEnd = ProcessUsage(pid: getpid())
         samplingTask.cancel()
         _ = await samplingTask.result
+        var gatewayAfterQuiet: ProcessUsage?
+        if quietSeconds > 0 {
+            report("every client connected and quiet for \(quietSeconds) s")
+            try await Task.sleep(for: .seconds(quietSeconds))
+            gatewayAfterQuiet = sampler?.sample()
+        }
 
         let incompleteClients = fleet.filter { $0.documentCount != expected }.map(\.name)
         for client in fleet { await client.stop() }
@@ -149,7 +162,8 @@ struct LoadGenerator: AsyncParsableCommand {
             gatewayEnd: sampler?.sample(),
             generator: ProcessUsage(pid: getpid()),
             gatewayMicrosecondsPerDelivery: perDelivery(gatewayAtStart, gatewayAtEnd),
-            generatorMicrosecondsPerDelivery: perDelivery(generatorAtStart, generatorAtEnd))
+            generatorMicrosecondsPerDelivery: perDelivery(generatorAtStart, generatorAtEnd),
+            gatewayAfterQuiet: gatewayAfterQuiet)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         print(String(decoding: try encoder.encode(summary), as: UTF8.self))

@@ -75,6 +75,8 @@ package struct LoadGeneratorSummary: Codable, Sendable {
     /// not given) and of the generator.
     package var gatewayMicrosecondsPerDelivery: Double?
     package var generatorMicrosecondsPerDelivery: Double?
+    /// The gateway after every client stayed connected and quiet for `--quiet-seconds` past convergence.
+    package var gatewayAfterQuiet: ProcessUsage?
 
     package init(
         clients: Int, writers: Int, documentsPerClient: Int, writeIntervalMilliseconds: Int,
@@ -84,7 +86,8 @@ package struct LoadGeneratorSummary: Codable, Sendable {
         deliveryP50Milliseconds: Int64, deliveryP99Milliseconds: Int64, incompleteClients: [String],
         gatewayIdle: ProcessUsage?, gatewayConnected: ProcessUsage?, gatewayPeak: ProcessUsage?,
         gatewayEnd: ProcessUsage?, generator: ProcessUsage,
-        gatewayMicrosecondsPerDelivery: Double?, generatorMicrosecondsPerDelivery: Double?
+        gatewayMicrosecondsPerDelivery: Double?, generatorMicrosecondsPerDelivery: Double?,
+        gatewayAfterQuiet: ProcessUsage? = nil
     ) {
         self.clients = clients
         self.writers = writers
@@ -110,5 +113,6 @@ package struct LoadGeneratorSummary: Codable, Sendable {
         self.generator = generator
         self.gatewayMicrosecondsPerDelivery = gatewayMicrosecondsPerDelivery
         self.generatorMicrosecondsPerDelivery = generatorMicrosecondsPerDelivery
+        self.gatewayAfterQuiet = gatewayAfterQuiet
     }
 }

@@ -568,7 +568,7 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), "EdgeIdentity",
                 "EdgeGatewayTestSupport", "EdgeCredentials", "EdgeConfig",
                 .product(name: "Crypto", package: "swift-crypto"), "BLIPConnection", "BLIPCodec",
-                "SyncListener",
+                "SyncListener", "SyncIdentifiers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -33,10 +33,10 @@ final class QuietConnectionSweep: Sendable {
     }
 
     /// Sweeps every `interval` until the calling task is cancelled.
-    func run(every interval: Duration = interval, clock: some Clock<Duration> = ContinuousClock()) async {
+    func run() async {
         while true {
             do {
-                try await clock.sleep(for: interval)
+                try await Task.sleep(for: Self.interval)
             } catch {
                 return
             }

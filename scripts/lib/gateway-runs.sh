@@ -49,3 +49,16 @@ cpu_milliseconds() {
 peak_resident_kib() {
     awk '/^VmHWM:/ {print $2}' "/proc/$1/status"
 }
+
+# Prints the directory of the release binaries to run: BIN_DIR when set (another build's binaries, to compare two
+# builds), otherwise the release build of PRODUCTS... made here.
+release_binaries() {
+    if [ -n "${BIN_DIR:-}" ]; then
+        echo "$BIN_DIR"
+        return
+    fi
+    for product in "$@"; do
+        swift build -c release --product "$product" >&2
+    done
+    swift build -c release --show-bin-path
+}

@@ -1,37 +1,55 @@
 import BLIPCodec
 
 extension BLIPConnection {
+    enum RegisteredHandler: Sendable {
+        case concurrent(BLIPRequestHandler)
+        case ordered(BLIPOrderedRequestHandler, ArrivalLine)
+    }
+
     /// Registers the handler for requests whose `Profile` is `profile`, replacing any earlier one.
     ///
     /// Requests without a handler get the error reply `BLIP/404` (spec §2.10).
     public func setHandler(for profile: String, _ handler: @escaping BLIPRequestHandler) {
-        handlers.withLockedValue { $0[profile] = handler }
+        handlers.withLockedValue { $0[profile] = .concurrent(handler) }
+    }
+
+    /// Registers a handler that is given each request's turn in the order the requests of `profile` arrived,
+    /// replacing any earlier handler.
+    public func setHandler(for profile: String, inArrivalOrder handler: @escaping BLIPOrderedRequestHandler) {
+        handlers.withLockedValue { $0[profile] = .ordered(handler, ArrivalLine()) }
     }
 
     package func removeHandler(for profile: String) {
         handlers.withLockedValue { $0[profile] = nil }
     }
 
-    private nonisolated func handler(for request: BLIPMessage) -> BLIPRequestHandler? {
-        guard let profile = request.profile else { return nil }
-        return handlers.withLockedValue { $0[profile] }
-    }
-
-    /// Runs a handler per incoming request, concurrently, until the connection ends.
+    /// Runs a handler per incoming request, concurrently, until the connection ends. Turns are issued here,
+    /// where the requests are still in arrival order.
     nonisolated func dispatchRequests(_ requests: AsyncStream<BLIPMessage>) async {
         await withDiscardingTaskGroup { group in
             for await request in requests {
-                group.addTask { await self.handle(request) }
+                switch request.profile.flatMap({ profile in handlers.withLockedValue { $0[profile] } }) {
+                case .concurrent(let handler):
+                    group.addTask { await self.handle(request) { try await handler(request) } }
+                case .ordered(let handler, let line):
+                    let turn = line.issue()
+                    group.addTask {
+                        await self.handle(request) { try await handler(request, turn) }
+                        turn.end()
+                    }
+                case nil:
+                    group.addTask { await self.handle(request, with: nil) }
+                }
             }
             group.cancelAll()
         }
     }
 
-    private nonisolated func handle(_ request: BLIPMessage) async {
+    private nonisolated func handle(_ request: BLIPMessage, with handler: (() async throws -> BLIPMessage)?) async {
         let reply: BLIPMessage
-        if let handler = handler(for: request) {
+        if let handler {
             do {
-                var answer = try await handler(request)
+                var answer = try await handler()
                 answer.number = request.number
                 if answer.kind == .request {
                     answer.kind = .reply

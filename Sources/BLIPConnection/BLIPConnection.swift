@@ -8,6 +8,9 @@ import NIOCore
 /// Answers one request; return `request.reply(...)`, or throw a `BLIPErrorReply` to send an error reply.
 public typealias BLIPRequestHandler = @Sendable (BLIPMessage) async throws -> BLIPMessage
 
+/// Answers one request as `BLIPRequestHandler` does, with the request's turn among those of its profile.
+public typealias BLIPOrderedRequestHandler = @Sendable (BLIPMessage, BLIPArrivalTurn) async throws -> BLIPMessage
+
 /// A BLIP 3 connection over a WebSocket, server- or client-side.
 ///
 /// Create it, register handlers, then call `run(inbound:outbound:)` from the WebSocket handler closure;
@@ -67,7 +70,7 @@ public actor BLIPConnection {
     let decoder: BLIPFrameDecoder
     var assembler: MessageAssembler
     /// Read by every incoming request's task without a hop onto this actor.
-    let handlers = NIOLockedValueBox<[String: BLIPRequestHandler]>([:])
+    let handlers = NIOLockedValueBox<[String: RegisteredHandler]>([:])
     /// Replies of finished handlers on their way to the outbox; see `post(_:)`.
     let postedReplies = BurstQueue<BLIPMessage>()
     var pendingReplies: [UInt64: ReplyWaiter] = [:]

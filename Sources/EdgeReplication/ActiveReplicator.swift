@@ -461,27 +461,35 @@ public actor ActiveReplicator {
     /// request number, because a pull knows it has caught up only once all requests before the caught-up
     /// marker have arrived, whichever collection they were for.
     private func dispatchRequests(of connection: BLIPConnection, to sessions: [ActiveReplicatorSession]) async {
-        for profile in ActiveReplicatorSession.handledProfiles {
+        @Sendable func target(of request: BLIPMessage) async throws -> ActiveReplicatorSession {
+            let index = request.properties["collection"].flatMap { Int($0) }
+            let target: ActiveReplicatorSession
+            if sessions.count == 1 && sessions[0].collectionIndex == nil {
+                guard index == nil else {
+                    throw ErrorReply.http(400, "collection property without getCollections").blipError
+                }
+                target = sessions[0]
+            } else {
+                guard let index, sessions.indices.contains(index) else {
+                    throw ErrorReply.http(400, "the collection property is missing or out of range").blipError
+                }
+                target = sessions[index]
+            }
+            for session in sessions where session !== target {
+                await session.noteRequest(request.number)
+            }
+            return target
+        }
+        for profile in ActiveReplicatorSession.handledProfiles where profile != .rev {
             await connection.setHandler(for: profile.rawValue) { request in
-                let index = request.properties["collection"].flatMap { Int($0) }
-                let target: ActiveReplicatorSession
-                if sessions.count == 1 && sessions[0].collectionIndex == nil {
-                    guard index == nil else {
-                        throw ErrorReply.http(400, "collection property without getCollections").blipError
-                    }
-                    target = sessions[0]
-                } else {
-                    guard let index, sessions.indices.contains(index) else {
-                        throw ErrorReply.http(400, "the collection property is missing or out of range").blipError
-                    }
-                    target = sessions[index]
-                }
-                for session in sessions where session !== target {
-                    await session.noteRequest(request.number)
-                }
-                return try await target.handle(profile, request)
+                try await target(of: request).handle(profile, request)
             }
         }
+        await connection.setHandler(
+            for: Profile.rev.rawValue,
+            inArrivalOrder: { request, turn in
+                try await target(of: request).receiveRevision(request, turn: turn)
+            })
     }
 
     /// The checkpoint ID of a collection: the filters are part of it, so changing them starts over; the default

@@ -1,4 +1,5 @@
 import BLIPCodec
+import BLIPConnection
 import EdgeStore
 import Foundation
 import ReplicationProtocol
@@ -171,7 +172,7 @@ extension ActiveReplicatorSession {
     ///
     /// Nonisolated, bookkeeping included, so that concurrent revisions are decoded and prepared in
     /// parallel, and so that a group commit's worth of them is counted in one turn of this actor.
-    nonisolated func receiveRevision(_ request: BLIPMessage) async throws -> BLIPMessage {
+    nonisolated func receiveRevision(_ request: BLIPMessage, turn: BLIPArrivalTurn) async throws -> BLIPMessage {
         // Posted whatever happens, even for a `rev` that does not decode: the caught-up check counts
         // every request number, and the row its `id` and `rev` name must not stay pending forever (a `rev`
         // without them cannot be matched to any row).
@@ -192,7 +193,7 @@ extension ActiveReplicatorSession {
                 throw error
             }
             finished.key = RevisionKey(docID: decoded.docID, revision: decoded.replacedRevision ?? decoded.revision)
-            try await store(decoded)
+            try await store(decoded, turn: turn)
             finished.isStoredRevision = true
             finished.bytes = decoded.body.count
         } catch {
@@ -264,8 +265,8 @@ extension ActiveReplicatorSession {
         wakePullWaitersIfCaughtUp()
     }
 
-    private nonisolated func store(_ request: RevRequest) async throws {
-        guard let received = try await receiver.receive(request, noConflicts: false) else { return }
+    private nonisolated func store(_ request: RevRequest, turn: BLIPArrivalTurn) async throws {
+        guard let received = try await receiver.receive(request, noConflicts: false, turn: turn) else { return }
         replicator.counters.countPulledBlob(bytes: received.fetchedBlobBytes)
         switch received.outcome {
         case .failed(let error):

@@ -124,12 +124,12 @@ actor ActiveReplicatorSession {
         pullIsIdle = !configuration.direction.pulls
     }
 
-    /// Answers one of the upstream's requests addressed to this session's collection. Nonisolated,
-    /// so a `rev` (itself nonisolated) does not hop onto this actor only to hop off again.
+    /// Answers one of the upstream's requests addressed to this session's collection other than `rev`, which
+    /// `receiveRevision` answers in its turn. Nonisolated, so that a request whose answer needs nothing of
+    /// this actor does not hop onto it.
     nonisolated func handle(_ profile: Profile, _ request: BLIPMessage) async throws -> BLIPMessage {
         switch profile {
         case .changes: try await receiveChanges(request)
-        case .rev: try await receiveRevision(request)
         case .norev: try await receiveNoRevision(request)
         default: try await serveAttachment(request)
         }

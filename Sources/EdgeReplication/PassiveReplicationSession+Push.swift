@@ -1,4 +1,5 @@
 import BLIPCodec
+import BLIPConnection
 import EdgeStore
 import Foundation
 import ReplicationProtocol
@@ -117,7 +118,7 @@ extension PassiveReplicationSession {
     ///
     /// Nonisolated, like everything it calls but the keyspace lookup: decoding and JSON work of
     /// concurrent `rev`s would otherwise queue on this actor, one core at a time.
-    nonisolated func rev(_ request: BLIPMessage) async throws -> BLIPMessage {
+    nonisolated func rev(_ request: BLIPMessage, turn: BLIPArrivalTurn) async throws -> BLIPMessage {
         let decoded = try request.decode(RevRequest.self)
         let receiver = try await revisionReceiver(for: decoded.collection)
         // Noted before it is stored, so that the pull feed, which may read the commit first, knows it.
@@ -125,7 +126,7 @@ extension PassiveReplicationSession {
             let pushed = PushedDocument(collection: receiver.collection, docID: decoded.docID)
             versionsPushedHere.withLock { versions in versions?[pushed] = vector.current }
         }
-        guard let received = try await receiver.receive(decoded, noConflicts: decoded.noConflicts) else {
+        guard let received = try await receiver.receive(decoded, noConflicts: decoded.noConflicts, turn: turn) else {
             counters.countMissingRevision()
             return request.reply()
         }

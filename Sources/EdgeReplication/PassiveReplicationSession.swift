@@ -110,7 +110,11 @@ package actor PassiveReplicationSession {
         await register(.setCheckpoint) { session, request in try await session.setCheckpoint(request) }
         await register(.proposeChanges) { session, request in try await session.proposeChanges(request) }
         await register(.changes) { session, request in try await session.changes(request) }
-        await register(.rev) { session, request in try await session.rev(request) }
+        await connection.setHandler(
+            for: Profile.rev.rawValue,
+            inArrivalOrder: { [self] request, turn in
+                try await rev(request, turn: turn)
+            })
         await register(.subChanges) { session, request in try await session.subChanges(request) }
         await register(.unsubChanges) { session, request in try await session.unsubChanges(request) }
         await register(.getAttachment) { session, request in try await session.getAttachment(request) }

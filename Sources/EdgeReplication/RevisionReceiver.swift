@@ -40,7 +40,8 @@ struct RevisionReceiver: Sendable {
     /// Stores `request`; `nil` when the sender reported that it could not produce the revision (its
     /// `error` property), which leaves nothing to store. Store failures that reject the revision itself come
     /// back as `.failed` so that the caller counts them; everything else throws the BLIP error to reply with.
-    func receive(_ request: RevRequest, noConflicts: Bool) async throws -> Received? {
+    /// `turn` is the `rev`'s place in arrival order, which is the order the revisions are stored in.
+    func receive(_ request: RevRequest, noConflicts: Bool, turn: BLIPArrivalTurn) async throws -> Received? {
         if let errorCode = request.errorCode {
             logger.info(
                 "the peer reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
@@ -57,18 +58,24 @@ struct RevisionReceiver: Sendable {
             throw error.reply.blipError
         }
         let fetchedBlobBytes = try await fetchMissingBlobs(stored.blobs, docID: request.docID)
-        let outcome: ExistingRevisionResult
+        let prepared: RevisionInserter.Prepared
         switch request.revision {
         case .tree(let revisionID):
-            let revision = request.existingRevision(stored, revisionID: revisionID, noConflicts: noConflicts)
-            outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
+            prepared = inserter.prepare(
+                request.existingRevision(stored, revisionID: revisionID, noConflicts: noConflicts))
         case .vector(let vector):
             // Decided by vector comparison in the writer's transaction, shared with the revisions around it; a
             // concurrent version is a conflict, as the pusher resolves conflicts before it pushes.
-            let revision = VersionedRevision(
-                docID: request.docID, vector: vector, deleted: request.deleted, body: stored.data,
-                bodyScan: stored.scan)
-            outcome = try await storeCall(countingFailuresIn: counters) { try await inserter.insert(revision) }
+            prepared = inserter.prepare(
+                VersionedRevision(
+                    docID: request.docID, vector: vector, deleted: request.deleted, body: stored.data,
+                    bodyScan: stored.scan))
+        }
+        // Queued in arrival order, as LiteCore stores them: the sequences given here are the order in which
+        // `changes` later lists these documents.
+        await turn.wait()
+        let outcome = try await storeCall(countingFailuresIn: counters) {
+            try await inserter.insert(prepared, whenQueued: { turn.end() })
         }
         return Received(outcome: outcome, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
     }

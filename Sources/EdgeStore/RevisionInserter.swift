@@ -47,23 +47,41 @@ package actor RevisionInserter {
         self.maxBatchSize = maxBatchSize
     }
 
+    /// A revision validated and with its body scanned, ready to join the queue.
+    package struct Prepared: Sendable {
+        fileprivate let revision: DocumentDatabase.PreparedRevision
+    }
+
     /// Inserts `revision` as `insertExistingRevisions` would, possibly in the same transaction as
     /// other callers' revisions; returns once that transaction has committed.
-    ///
-    /// The revision is validated and its body scanned by the caller, before it joins the queue, so that
-    /// concurrent callers do that work in parallel rather than inside the serial write.
     package nonisolated func insert(_ revision: ExistingRevision) async throws -> ExistingRevisionResult {
-        try await enqueue(DocumentDatabase.prepare(revision))
+        try await insert(prepare(revision))
     }
 
     /// Inserts a CBMobile_4 revision as `insertVersionedRevisions` would, in a transaction shared as above.
     package nonisolated func insert(_ revision: VersionedRevision) async throws -> ExistingRevisionResult {
-        try await enqueue(DocumentDatabase.prepare(revision))
+        try await insert(prepare(revision))
     }
 
-    private func enqueue(_ revision: DocumentDatabase.PreparedRevision) async throws -> ExistingRevisionResult {
+    /// Validates `revision` and scans its body, the work that concurrent callers do in parallel rather than
+    /// inside the serial write.
+    package nonisolated func prepare(_ revision: ExistingRevision) -> Prepared {
+        Prepared(revision: DocumentDatabase.prepare(revision))
+    }
+
+    package nonisolated func prepare(_ revision: VersionedRevision) -> Prepared {
+        Prepared(revision: DocumentDatabase.prepare(revision))
+    }
+
+    /// Queues a prepared revision and returns once the transaction holding it has committed. Revisions are
+    /// written in the order they join the queue; `whenQueued` runs once this one has joined it, so that a
+    /// caller keeping its revisions in arrival order can let the next one in without waiting for the commit.
+    package func insert(
+        _ prepared: Prepared, whenQueued: @Sendable () -> Void = {}
+    ) async throws -> ExistingRevisionResult {
         try await withCheckedThrowingContinuation { continuation in
-            waiting.append(Waiting(revision: revision, continuation: continuation))
+            waiting.append(Waiting(revision: prepared.revision, continuation: continuation))
+            whenQueued()
             if !isWriting {
                 isWriting = true
                 Task { await self.writeWaitingRevisions() }

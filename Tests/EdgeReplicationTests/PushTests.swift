@@ -192,6 +192,43 @@ struct PushTests {
             #expect(stored == content)
         }
     }
+
+    @Test("revisions are stored in the order they arrived, though the first waits for its blob")
+    func arrivalOrder() async throws {
+        let content = Data(repeating: 7, count: 2_000)
+        let digest = BlobDigest(of: content)
+        let (fetches, fetched) = AsyncStream.makeStream(of: Void.self)
+        let (releases, release) = AsyncStream.makeStream(of: Void.self)
+        try await TestGateway.run { gateway in
+            try await ActivePeer.connect(
+                port: gateway.port,
+                configure: { connection in
+                    await connection.setHandler(for: "getAttachment") { request in
+                        fetched.yield()
+                        for await _ in releases { break }
+                        return request.reply(body: Array(content))
+                    }
+                }
+            ) { peer in
+                let body =
+                    #"{"attachment":{"content_type":"application/octet-stream","digest":"\#(digest.description)","length":\#(content.count),"@type":"blob"}}"#
+                async let first: Void = peer.send(
+                    RevRequest(docID: "first", revision: .tree(revision(1, "a")), body: json(body)))
+                for await _ in fetches { break }
+                async let second: Void = peer.send(
+                    RevRequest(docID: "second", revision: .tree(revision(1, "a")), body: json(#"{"n":2}"#)))
+                // Time for the second `rev` to get as far as it can; without the arrival order it is stored
+                // now, ahead of the first.
+                try await Task.sleep(for: .milliseconds(200))
+                release.yield()
+                _ = try await (first, second)
+            }
+            let database = try await gateway.database
+            let first = try #require(try await database.document("first"))
+            let second = try #require(try await database.document("second"))
+            #expect(first.sequence < second.sequence)
+        }
+    }
 }
 
 actor Requests {

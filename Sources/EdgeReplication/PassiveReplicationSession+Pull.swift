@@ -4,6 +4,7 @@ import Foundation
 import ReplicationProtocol
 import SyncIdentifiers
 import SyncJSON
+import Synchronization
 import VersionVectors
 
 // The client pulls: `subChanges` starts a feed of `changes` batches, and every row the client
@@ -120,7 +121,7 @@ extension PassiveReplicationSession {
                     }
                 }
             } onCancel: {
-                Task { await limits.cancel() }
+                limits.cancel()
             }
         } catch is CancellationError {
             return
@@ -151,21 +152,21 @@ extension PassiveReplicationSession {
         do {
             replyMessage = try await connection.sendRequest(.request(request, isUrgent: true), numbered: numbered)
         } catch {
-            await limits.batchAnswered()
+            limits.batchAnswered()
             readAhead?.task.cancel()
-            if let readAhead { await limits.prefetched(readAhead.bytes) }
+            if let readAhead { limits.prefetched(readAhead.bytes) }
             throw error
         }
-        await limits.batchAnswered()
+        limits.batchAnswered()
         let prefetched = try? await readAhead?.task.value
-        if let readAhead { await limits.prefetched(readAhead.bytes) }
+        if let readAhead { limits.prefetched(readAhead.bytes) }
         // Read ahead before the reply; anything written since may have changed what is to be sent (a body
         // dropped, a newer revision to send in its place), so then everything is read again. Another process's
         // write counts once the store has noticed it (`wakeChangeObservers`); until then the revisions read
         // ahead are still the ones offered.
         let readAheadIsCurrent = prefetched.map { !database.hasCommitted(after: $0.generation) } ?? false
         let reply = try replyMessage.decode(ChangesReply.self)
-        let capabilities = await receiver.update(with: reply.capabilities)
+        let capabilities = receiver.update(with: reply.capabilities)
         // What the puller has of each document: rev-tree revisions, or from a CBMobile_4 puller the versions of its
         // vector, which a vector sent whole does not need but which name its delta base.
         let requested = batch.enumerated().compactMap { index, change -> (Change, [WireRevision], Int)? in
@@ -175,7 +176,7 @@ extension PassiveReplicationSession {
         try await RevisionWindow.send(
             requested, bodySize: \.0.bodySize, over: connection,
             waitingForRoom: { bytes in try await limits.reading(bytes) },
-            answered: { bytes in await limits.answered(bytes) },
+            answered: { bytes in limits.answered(bytes) },
             reading: { window in
                 let requests = window.map { change, known, _ in
                     OutgoingRevisionRequest(
@@ -232,8 +233,8 @@ extension PassiveReplicationSession {
         limits: PullFeedLimits
     ) async -> (task: Task<ReadAheadRevisions, any Error>, bytes: Int, maxHistory: Int)? {
         let bytes = offered.reduce(0) { $0 + max(0, $1.bodySize) }
-        guard await limits.mayPrefetch(bytes) else { return nil }
-        let maxHistory = await receiver.current.effectiveMaxHistory
+        guard limits.mayPrefetch(bytes) else { return nil }
+        let maxHistory = receiver.current.effectiveMaxHistory
         let requests = offered.map { change in
             OutgoingRevisionRequest(docID: change.docID, revID: change.revID, maxHistory: maxHistory)
         }
@@ -304,15 +305,17 @@ extension PassiveReplicationSession {
 }
 
 /// What the puller announced in its `changes` replies; `deltas` comes only in the first (spec §3.5).
-actor PullReceiverState {
-    private var capabilities = ReceiverCapabilities()
+final class PullReceiverState: Sendable {
+    private let capabilities = Mutex(ReceiverCapabilities())
 
-    var current: ReceiverCapabilities { capabilities }
+    var current: ReceiverCapabilities { capabilities.withLock { $0 } }
 
     func update(with announced: ReceiverCapabilities) -> ReceiverCapabilities {
-        capabilities.maxHistory = announced.maxHistory ?? capabilities.maxHistory
-        capabilities.blobs = capabilities.blobs || announced.blobs
-        capabilities.deltas = capabilities.deltas || announced.deltas
-        return capabilities
+        capabilities.withLock { capabilities in
+            capabilities.maxHistory = announced.maxHistory ?? capabilities.maxHistory
+            capabilities.blobs = capabilities.blobs || announced.blobs
+            capabilities.deltas = capabilities.deltas || announced.deltas
+            return capabilities
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What one pull feed may have outstanding at once (spec §3.5, §2.9), shared by its batches.
 ///
 /// - `changes` batches sent and not yet answered: LiteCore's pusher keeps up to 5 (`kMaxChangeListsInFlight`). A
@@ -9,15 +11,40 @@
 ///   cannot make the feed read ahead without bound.
 /// - Bodies read ahead for batches whose reply is outstanding (`prefetchBytes`), so that a batch's revisions can
 ///   go out as soon as its reply says which ones to send.
-actor PullFeedLimits {
+///
+/// A lock, not an actor: every delivery of a fan-out passes here several times, and each call is a few integer
+/// updates, which an actor would wrap in two executor switches.
+final class PullFeedLimits: Sendable {
     static let prefetchBytes = RevisionWindow.maxBytesAwaitingReply / 2
 
+    private struct State {
+        var unansweredBatches = 0
+        var batchWaiters: [CheckedContinuation<Void, any Error>] = []
+        var bytesAwaitingReply = 0
+        var byteWaiters: [(bytes: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+        var prefetchedBytes = 0
+        /// Set by `cancel()`: a wait that starts later fails at once instead of waiting for good.
+        var isCancelled = false
+
+        mutating func takeBatchPlace(limit: Int) -> Bool {
+            guard unansweredBatches < limit else { return false }
+            unansweredBatches += 1
+            return true
+        }
+
+        mutating func takeBytes(_ bytes: Int) -> Bool {
+            guard byteWaiters.isEmpty, fits(bytes) else { return false }
+            bytesAwaitingReply += bytes
+            return true
+        }
+
+        func fits(_ bytes: Int) -> Bool {
+            bytesAwaitingReply == 0 || bytesAwaitingReply + bytes <= RevisionWindow.maxBytesAwaitingReply
+        }
+    }
+
     private let maxUnansweredBatches: Int
-    private var unansweredBatches = 0
-    private var batchWaiters: [CheckedContinuation<Void, any Error>] = []
-    private var bytesAwaitingReply = 0
-    private var byteWaiters: [(bytes: Int, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var prefetchedBytes = 0
+    private let state = Mutex(State())
 
     init(maxUnansweredBatches: Int) {
         self.maxUnansweredBatches = maxUnansweredBatches
@@ -25,62 +52,83 @@ actor PullFeedLimits {
 
     /// Waits for a place for one more unanswered batch.
     func sendingBatch() async throws {
-        if unansweredBatches < maxUnansweredBatches {
-            unansweredBatches += 1
-            return
+        let limit = maxUnansweredBatches
+        if state.withLock({ $0.takeBatchPlace(limit: limit) }) { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome: Result<Void, any Error>? = state.withLock { state in
+                if state.isCancelled { return .failure(CancellationError()) }
+                if state.takeBatchPlace(limit: limit) { return .success(()) }
+                state.batchWaiters.append(continuation)
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome) }
         }
-        try await withCheckedThrowingContinuation { batchWaiters.append($0) }
     }
 
     /// A batch was answered (or failed): its place goes to the next.
     func batchAnswered() {
-        if batchWaiters.isEmpty {
-            unansweredBatches -= 1
-        } else {
-            batchWaiters.removeFirst().resume()
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard !state.batchWaiters.isEmpty else {
+                state.unansweredBatches -= 1
+                return nil
+            }
+            return state.batchWaiters.removeFirst()
         }
+        next?.resume()
     }
 
     /// Waits until `bytes` more revision bytes may await replies; a window larger than the whole allowance
     /// goes alone.
     func reading(_ bytes: Int) async throws {
-        if byteWaiters.isEmpty, fits(bytes) {
-            bytesAwaitingReply += bytes
-            return
+        if state.withLock({ $0.takeBytes(bytes) }) { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome: Result<Void, any Error>? = state.withLock { state in
+                if state.isCancelled { return .failure(CancellationError()) }
+                if state.takeBytes(bytes) { return .success(()) }
+                state.byteWaiters.append((bytes, continuation))
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome) }
         }
-        try await withCheckedThrowingContinuation { byteWaiters.append((bytes, $0)) }
     }
 
     /// `bytes` taken by `reading` were answered.
     func answered(_ bytes: Int) {
-        bytesAwaitingReply -= bytes
-        while let next = byteWaiters.first, fits(next.bytes) {
-            byteWaiters.removeFirst()
-            bytesAwaitingReply += next.bytes
-            next.continuation.resume()
+        let admitted = state.withLock { state in
+            state.bytesAwaitingReply -= bytes
+            var admitted: [CheckedContinuation<Void, any Error>] = []
+            while let next = state.byteWaiters.first, state.fits(next.bytes) {
+                state.byteWaiters.removeFirst()
+                state.bytesAwaitingReply += next.bytes
+                admitted.append(next.continuation)
+            }
+            return admitted
         }
+        for continuation in admitted { continuation.resume() }
     }
 
     /// Whether `bytes` may be read ahead now; `prefetched(_:)` gives them back.
     func mayPrefetch(_ bytes: Int) -> Bool {
-        guard prefetchedBytes + bytes <= Self.prefetchBytes else { return false }
-        prefetchedBytes += bytes
-        return true
+        state.withLock { state in
+            guard state.prefetchedBytes + bytes <= Self.prefetchBytes else { return false }
+            state.prefetchedBytes += bytes
+            return true
+        }
     }
 
     func prefetched(_ bytes: Int) {
-        prefetchedBytes -= bytes
+        state.withLock { $0.prefetchedBytes -= bytes }
     }
 
-    /// The feed ended: nothing waits any more.
+    /// The feed ended: nothing waits any more, and nothing will.
     func cancel() {
-        for waiter in batchWaiters { waiter.resume(throwing: CancellationError()) }
-        batchWaiters.removeAll()
-        for waiter in byteWaiters { waiter.continuation.resume(throwing: CancellationError()) }
-        byteWaiters.removeAll()
-    }
-
-    private func fits(_ bytes: Int) -> Bool {
-        bytesAwaitingReply == 0 || bytesAwaitingReply + bytes <= RevisionWindow.maxBytesAwaitingReply
+        let waiters = state.withLock { state in
+            state.isCancelled = true
+            let waiters = state.batchWaiters + state.byteWaiters.map(\.continuation)
+            state.batchWaiters.removeAll()
+            state.byteWaiters.removeAll()
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(throwing: CancellationError()) }
     }
 }

@@ -41,8 +41,6 @@ extension BLIPConnection {
         for waiter in waiters {
             waiter.resume(throwing: failure)
         }
-        incomingRequests?.finish()
-        incomingRequests = nil
         wakeWriter()
     }
 

@@ -23,25 +23,20 @@ extension BLIPConnection {
         handlers.withLockedValue { $0[profile] = nil }
     }
 
-    /// Runs a handler per incoming request, concurrently, until the connection ends. Turns are issued here,
-    /// where the requests are still in arrival order.
-    nonisolated func dispatchRequests(_ requests: AsyncStream<BLIPMessage>) async {
-        await withDiscardingTaskGroup { group in
-            for await request in requests {
-                switch request.profile.flatMap({ profile in handlers.withLockedValue { $0[profile] } }) {
-                case .concurrent(let handler):
-                    group.addTask { await self.handle(request) { try await handler(request) } }
-                case .ordered(let handler, let line):
-                    let turn = line.issue()
-                    group.addTask {
-                        await self.handle(request) { try await handler(request, turn) }
-                        turn.end()
-                    }
-                case nil:
-                    group.addTask { await self.handle(request, with: nil) }
-                }
+    /// Starts the handler of `request` in a task of `group`, beside the handlers still running. Called in arrival
+    /// order, which is where ordered profiles' turns are issued.
+    nonisolated func dispatch(_ request: BLIPMessage, into group: inout DiscardingTaskGroup) {
+        switch request.profile.flatMap({ profile in handlers.withLockedValue { $0[profile] } }) {
+        case .concurrent(let handler):
+            group.addTask { await self.handle(request) { try await handler(request) } }
+        case .ordered(let handler, let line):
+            let turn = line.issue()
+            group.addTask {
+                await self.handle(request) { try await handler(request, turn) }
+                turn.end()
             }
-            group.cancelAll()
+        case nil:
+            group.addTask { await self.handle(request, with: nil) }
         }
     }
 

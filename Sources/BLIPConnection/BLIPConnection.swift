@@ -76,7 +76,6 @@ public actor BLIPConnection {
     var pendingReplies: [UInt64: ReplyWaiter] = [:]
     var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
     var writerWakeUp: CheckedContinuation<Void, Never>?
-    var incomingRequests: AsyncStream<BLIPMessage>.Continuation?
     var writer: (any BLIPFrameWriter)?
     /// Whether a frame went out since the last `releaseCompressionStateIfQuiet()`.
     var sentSinceQuietCheck = false
@@ -112,7 +111,9 @@ public actor BLIPConnection {
         inbound: WebSocketInboundStream,
         outbound: WebSocketOutboundWriter
     ) async throws -> BLIPConnectionError {
-        try await run(writer: WebSocketFrameWriter(outbound: outbound)) { try await self.readLoop(inbound) }
+        try await run(writer: WebSocketFrameWriter(outbound: outbound)) { receive in
+            try await self.readLoop(inbound, receive: receive)
+        }
     }
 
     /// Runs the connection over a channel of whole BLIP frames other than a WebSocket: `incoming` yields the
@@ -122,25 +123,37 @@ public actor BLIPConnection {
         incoming: AsyncStream<[UInt8]>,
         writer: some BLIPFrameWriter
     ) async throws -> BLIPConnectionError {
-        try await run(writer: writer) {
+        try await run(writer: writer) { receive in
             for await frame in incoming {
-                guard await self.receive(frame) else { return }
+                guard await receive(frame) else { return }
             }
         }
     }
 
+    /// Runs the connection with `reading` feeding it the peer's frames through the function it is given, which
+    /// returns false once the connection has failed or closed. Incoming requests are handed to their handlers
+    /// there, in the reading task, so that no task of its own waits for them.
     private nonisolated func run(
         writer: some BLIPFrameWriter,
-        reading: @Sendable () async throws -> Void
+        reading: @Sendable (_ receive: ([UInt8]) async -> Bool) async throws -> Void
     ) async throws -> BLIPConnectionError {
-        let (requests, requestSink) = AsyncStream.makeStream(of: BLIPMessage.self)
-        try await start(writer: writer, requestSink: requestSink)
+        try await start(writer: writer)
         var readError: (any Error)?
         await withDiscardingTaskGroup { group in
             group.addTask { await self.writeLoop(writer) }
-            group.addTask { await self.dispatchRequests(requests) }
+            func receive(_ frame: [UInt8]) async -> Bool {
+                switch await self.receive(frame) {
+                case .closed:
+                    return false
+                case .received(nil):
+                    return true
+                case .received(let request?):
+                    dispatch(request, into: &group)
+                    return true
+                }
+            }
             do {
-                try await reading()
+                try await reading(receive)
             } catch {
                 readError = error
             }
@@ -170,20 +183,18 @@ public actor BLIPConnection {
         return .closedByPeer
     }
 
-    private func start(
-        writer: some BLIPFrameWriter,
-        requestSink: AsyncStream<BLIPMessage>.Continuation
-    ) throws(BLIPConnectionError) {
+    private func start(writer: some BLIPFrameWriter) throws(BLIPConnectionError) {
         guard case .idle = state else {
             throw .alreadyStarted
         }
         state = .running
         self.writer = writer
-        incomingRequests = requestSink
     }
 
     /// Reads WebSocket messages (reassembling fragmented ones) and feeds them to the BLIP decoder.
-    private nonisolated func readLoop(_ inbound: WebSocketInboundStream) async throws {
+    private nonisolated func readLoop(
+        _ inbound: WebSocketInboundStream, receive: ([UInt8]) async -> Bool
+    ) async throws {
         var message = ByteBuffer()
         var isFragmented = false
         for try await frame in inbound {

@@ -152,53 +152,62 @@ extension BLIPConnection {
         pendingReplies.removeValue(forKey: number)?.fail(CancellationError())
     }
 
+    /// Starts the writer unless it is running: it runs while there is something to write and then ends, so that
+    /// an idle connection holds no task for it.
     func wakeWriter() {
-        writerWakeUp?.resume()
-        writerWakeUp = nil
+        guard !isWriterRunning, let writer else { return }
+        switch state {
+        case .idle, .closed:
+            return
+        case .running, .closing:
+            isWriterRunning = true
+            Task { await self.writeLoop(writer) }
+        }
     }
 
     enum WriterStep {
         case frames([[UInt8]])
         case close(WebSocketCloseCode, reason: String?)
+        /// Nothing is ready, or the connection has closed; `wakeWriter()` starts a writer again.
         case stop
     }
 
     static let maxBytesPerWriterTurn = 256 * 1024
 
-    /// The writer's next step: waits until a frame is ready, the connection closes, or a requested close
-    /// can go out after everything ready has been sent.
-    func nextWriterStep() async -> WriterStep {
-        while true {
-            switch state {
-            case .idle, .closed:
-                return .stop
-            case .running, .closing:
-                break
-            }
-            // Everything ready goes to the writer in one turn (up to a bound), so a burst of small
-            // messages costs one hop to this actor rather than one per frame.
-            var frames: [[UInt8]] = []
-            var byteCount = 0
-            while byteCount < Self.maxBytesPerWriterTurn, let frame = outbox.nextFrame() {
-                byteCount += frame.count
-                frames.append(frame)
-            }
-            if !frames.isEmpty {
-                sentSinceQuietCheck = true
-                if outbox.pendingBytes < configuration.maxQueuedBytes && !queueSpaceWaiters.isEmpty {
-                    let waiters = queueSpaceWaiters
-                    queueSpaceWaiters.removeAll()
-                    for waiter in waiters {
-                        waiter.resume()
-                    }
-                }
-                return .frames(frames)
-            }
-            if case .closing(let code, let reason) = state {
-                return .close(code, reason: reason)
-            }
-            await withCheckedContinuation { writerWakeUp = $0 }
+    /// The writer's next step: the frames that are ready, or a requested close once everything ready has been
+    /// sent.
+    func nextWriterStep() -> WriterStep {
+        switch state {
+        case .idle, .closed:
+            isWriterRunning = false
+            return .stop
+        case .running, .closing:
+            break
         }
+        // Everything ready goes to the writer in one turn (up to a bound), so a burst of small
+        // messages costs one hop to this actor rather than one per frame.
+        var frames: [[UInt8]] = []
+        var byteCount = 0
+        while byteCount < Self.maxBytesPerWriterTurn, let frame = outbox.nextFrame() {
+            byteCount += frame.count
+            frames.append(frame)
+        }
+        if !frames.isEmpty {
+            sentSinceQuietCheck = true
+            if outbox.pendingBytes < configuration.maxQueuedBytes && !queueSpaceWaiters.isEmpty {
+                let waiters = queueSpaceWaiters
+                queueSpaceWaiters.removeAll()
+                for waiter in waiters {
+                    waiter.resume()
+                }
+            }
+            return .frames(frames)
+        }
+        if case .closing(let code, let reason) = state {
+            return .close(code, reason: reason)
+        }
+        isWriterRunning = false
+        return .stop
     }
 
     /// The only writer of frames, so that frames reach the socket in the order they were encoded: the

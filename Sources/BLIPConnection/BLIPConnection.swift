@@ -75,7 +75,8 @@ public actor BLIPConnection {
     let postedReplies = BurstQueue<BLIPMessage>()
     var pendingReplies: [UInt64: ReplyWaiter] = [:]
     var queueSpaceWaiters: [CheckedContinuation<Void, any Error>] = []
-    var writerWakeUp: CheckedContinuation<Void, Never>?
+    /// Whether a writer task is running; see `wakeWriter()`.
+    var isWriterRunning = false
     var writer: (any BLIPFrameWriter)?
     /// Whether a frame went out since the last `releaseCompressionStateIfQuiet()`.
     var sentSinceQuietCheck = false
@@ -140,7 +141,6 @@ public actor BLIPConnection {
         try await start(writer: writer)
         var readError: (any Error)?
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.writeLoop(writer) }
             func receive(_ frame: [UInt8]) async -> Bool {
                 switch await self.receive(frame) {
                 case .closed:
@@ -189,6 +189,8 @@ public actor BLIPConnection {
         }
         state = .running
         self.writer = writer
+        // Messages queued before `run` go out now.
+        wakeWriter()
     }
 
     /// Reads WebSocket messages (reassembling fragmented ones) and feeds them to the BLIP decoder.

@@ -73,9 +73,10 @@ struct RevisionReceiver: Sendable {
         }
         // Queued in arrival order, as LiteCore stores them: the sequences given here are the order in which
         // `changes` later lists these documents.
-        await turn.wait()
         let outcome = try await storeCall(countingFailuresIn: counters) {
-            try await inserter.insert(prepared, whenQueued: { turn.end() })
+            try await withCheckedThrowingContinuation { continuation in
+                turn.perform { inserter.enqueue(prepared, resultTo: continuation) }
+            }
         }
         return Received(outcome: outcome, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
     }

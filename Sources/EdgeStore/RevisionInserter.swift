@@ -1,4 +1,5 @@
 import SyncIdentifiers
+import Synchronization
 
 /// Group commit for revisions that arrive one at a time from concurrent `rev` handlers.
 ///
@@ -7,10 +8,20 @@ import SyncIdentifiers
 /// commit and its fsync are paid once per batch rather than once per revision, and a lone
 /// revision is never held back. (LiteCore's inserter batches too, but by waiting up to 20 ms for
 /// 100 revisions: `kInsertionDelay` and `kInsertionBatchSize` in ReplicatorTuning.hh.)
-package actor RevisionInserter {
+///
+/// A lock, not an actor, guards the queue, so that joining it is synchronous: a caller that keeps its revisions in
+/// arrival order queues each one in its turn without a hop (`BLIPArrivalTurn`).
+package final class RevisionInserter: Sendable {
     private struct Waiting {
         let revision: DocumentDatabase.PreparedRevision
         let continuation: CheckedContinuation<ExistingRevisionResult, any Error>
+    }
+
+    private struct Queue {
+        var waiting: [Waiting] = []
+        var isWriting = false
+        /// When the last transaction committed, to tell a stream of revisions from a lone one.
+        var lastCommit: ContinuousClock.Instant?
     }
 
     private let database: DocumentDatabase
@@ -18,10 +29,7 @@ package actor RevisionInserter {
     private let resolver: ConflictResolving?
     private let remote: RemoteDatabaseID?
     private let maxBatchSize: Int
-    private var waiting: [Waiting] = []
-    private var isWriting = false
-    /// When the last transaction committed, to tell a stream of revisions from a lone one.
-    private var lastCommit: ContinuousClock.Instant?
+    private let queue = Mutex(Queue())
 
     /// While revisions stream in (the last commit was less than `streamingGap` ago), a batch smaller than
     /// `gatherBelow` waits `gatherDelay` for the revisions right behind it: a transaction costs about 7 ms
@@ -54,48 +62,67 @@ package actor RevisionInserter {
 
     /// Inserts `revision` as `insertExistingRevisions` would, possibly in the same transaction as
     /// other callers' revisions; returns once that transaction has committed.
-    package nonisolated func insert(_ revision: ExistingRevision) async throws -> ExistingRevisionResult {
+    package func insert(_ revision: ExistingRevision) async throws -> ExistingRevisionResult {
         try await insert(prepare(revision))
     }
 
     /// Inserts a CBMobile_4 revision as `insertVersionedRevisions` would, in a transaction shared as above.
-    package nonisolated func insert(_ revision: VersionedRevision) async throws -> ExistingRevisionResult {
+    package func insert(_ revision: VersionedRevision) async throws -> ExistingRevisionResult {
         try await insert(prepare(revision))
     }
 
     /// Validates `revision` and scans its body, the work that concurrent callers do in parallel rather than
     /// inside the serial write.
-    package nonisolated func prepare(_ revision: ExistingRevision) -> Prepared {
+    package func prepare(_ revision: ExistingRevision) -> Prepared {
         Prepared(revision: DocumentDatabase.prepare(revision))
     }
 
-    package nonisolated func prepare(_ revision: VersionedRevision) -> Prepared {
+    package func prepare(_ revision: VersionedRevision) -> Prepared {
         Prepared(revision: DocumentDatabase.prepare(revision))
     }
 
-    /// Queues a prepared revision and returns once the transaction holding it has committed. Revisions are
-    /// written in the order they join the queue; `whenQueued` runs once this one has joined it, so that a
-    /// caller keeping its revisions in arrival order can let the next one in without waiting for the commit.
-    package func insert(
-        _ prepared: Prepared, whenQueued: @Sendable () -> Void = {}
-    ) async throws -> ExistingRevisionResult {
+    /// Queues a prepared revision and returns once the transaction holding it has committed.
+    package func insert(_ prepared: Prepared) async throws -> ExistingRevisionResult {
         try await withCheckedThrowingContinuation { continuation in
-            waiting.append(Waiting(revision: prepared.revision, continuation: continuation))
-            whenQueued()
-            if !isWriting {
-                isWriting = true
-                Task { await self.writeWaitingRevisions() }
-            }
+            enqueue(prepared, resultTo: continuation)
+        }
+    }
+
+    /// Queues a prepared revision at once, without suspending; `continuation` gets its result once the transaction
+    /// holding it has committed. Revisions are written in the order they are queued.
+    package func enqueue(
+        _ prepared: Prepared, resultTo continuation: CheckedContinuation<ExistingRevisionResult, any Error>
+    ) {
+        let startsWriter = queue.withLock { queue in
+            queue.waiting.append(Waiting(revision: prepared.revision, continuation: continuation))
+            guard !queue.isWriting else { return false }
+            queue.isWriting = true
+            return true
+        }
+        if startsWriter {
+            Task { await self.writeWaitingRevisions() }
         }
     }
 
     private func writeWaitingRevisions() async {
-        while !waiting.isEmpty {
-            if waiting.count < Self.gatherBelow, let lastCommit, ContinuousClock.now - lastCommit < Self.streamingGap {
+        while true {
+            let gathers = queue.withLock { queue -> Bool? in
+                guard !queue.waiting.isEmpty else {
+                    queue.isWriting = false
+                    return nil
+                }
+                guard queue.waiting.count < Self.gatherBelow, let lastCommit = queue.lastCommit else { return false }
+                return ContinuousClock.now - lastCommit < Self.streamingGap
+            }
+            guard let gathers else { return }
+            if gathers {
                 try? await Task.sleep(for: Self.gatherDelay)
             }
-            let batch = Array(waiting.prefix(maxBatchSize))
-            waiting.removeFirst(batch.count)
+            let batch = queue.withLock { queue in
+                let batch = Array(queue.waiting.prefix(maxBatchSize))
+                queue.waiting.removeFirst(batch.count)
+                return batch
+            }
             do {
                 try await write(batch)
             } catch  where batch.count > 1 {
@@ -111,9 +138,8 @@ package actor RevisionInserter {
             } catch {
                 batch[0].continuation.resume(throwing: error)
             }
-            lastCommit = .now
+            queue.withLock { $0.lastCommit = .now }
         }
-        isWriting = false
     }
 
     private func write(_ batch: [Waiting]) async throws {

@@ -35,13 +35,17 @@ struct RequestBehindUpgradeGuardTests {
         let guardHandler = RequestBehindUpgradeGuard(logger: Logger(label: "test"))
         let channel = EmbeddedChannel(handler: guardHandler)
         channel.pipeline.syncOperations.fireChannelReadComplete()
-        #expect(try channel.pipeline.syncOperations.context(handler: guardHandler) != nil)
+        #expect(throws: Never.self, "the guard is still in the pipeline") {
+            try channel.pipeline.syncOperations.context(handler: guardHandler)
+        }
         channel.pipeline.syncOperations.fireUserInboundEventTriggered(
             HTTPServerUpgradeEvents.upgradeComplete(toProtocol: "websocket", upgradeRequest: Self.head.requestHead))
         // The replay: reads without a read-complete, each still checked.
         channel.pipeline.syncOperations.fireChannelRead(NIOAny(ByteBuffer(bytes: [0x82, 0x00])))
         #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(bytes: [0x82, 0x00]))
-        #expect(try channel.pipeline.syncOperations.context(handler: guardHandler) != nil)
+        #expect(throws: Never.self, "the guard is still in the pipeline") {
+            try channel.pipeline.syncOperations.context(handler: guardHandler)
+        }
         channel.pipeline.syncOperations.fireChannelReadComplete()
         #expect(throws: ChannelPipelineError.notFound) {
             try channel.pipeline.syncOperations.context(handler: guardHandler)

@@ -19,8 +19,9 @@ public struct BLIPArrivalTurn: Sendable {
         line.submit(position, step)
     }
 
-    /// Lets the requests behind this one take their steps without one from it; does nothing once it performed.
-    public func end() {
+    /// Lets the requests behind this one take their steps without one from it; does nothing once it performed. The
+    /// connection calls it when the handler returns.
+    func end() {
         line.submit(position, nil)
     }
 }

@@ -141,7 +141,7 @@ public actor BLIPConnection {
         try await start(writer: writer)
         var readError: (any Error)?
         await withDiscardingTaskGroup { group in
-            func receive(_ frame: [UInt8]) async -> Bool {
+            func receiveAndDispatch(_ frame: [UInt8]) async -> Bool {
                 switch await self.receive(frame) {
                 case .closed:
                     return false
@@ -153,7 +153,7 @@ public actor BLIPConnection {
                 }
             }
             do {
-                try await reading(receive)
+                try await reading(receiveAndDispatch)
             } catch {
                 readError = error
             }

@@ -53,15 +53,10 @@ final class PullFeedLimits: Sendable {
     /// Waits for a place for one more unanswered batch.
     func sendingBatch() async throws {
         let limit = maxUnansweredBatches
-        if state.withLock({ $0.takeBatchPlace(limit: limit) }) { return }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let outcome: Result<Void, any Error>? = state.withLock { state in
-                if state.isCancelled { return .failure(CancellationError()) }
-                if state.takeBatchPlace(limit: limit) { return .success(()) }
-                state.batchWaiters.append(continuation)
-                return nil
-            }
-            if let outcome { continuation.resume(with: outcome) }
+        try await admit {
+            $0.takeBatchPlace(limit: limit)
+        } orQueue: {
+            $0.batchWaiters.append($1)
         }
     }
 
@@ -80,12 +75,25 @@ final class PullFeedLimits: Sendable {
     /// Waits until `bytes` more revision bytes may await replies; a window larger than the whole allowance
     /// goes alone.
     func reading(_ bytes: Int) async throws {
-        if state.withLock({ $0.takeBytes(bytes) }) { return }
+        try await admit {
+            $0.takeBytes(bytes)
+        } orQueue: {
+            $0.byteWaiters.append((bytes, $1))
+        }
+    }
+
+    /// Returns once `take` succeeds: at once when it can, else when a waiter `queue` parked is resumed. A wait that
+    /// starts after `cancel()` fails at once.
+    private func admit(
+        _ take: (inout State) -> Bool,
+        orQueue queue: (inout State, CheckedContinuation<Void, any Error>) -> Void
+    ) async throws {
+        if state.withLock({ take(&$0) }) { return }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let outcome: Result<Void, any Error>? = state.withLock { state in
                 if state.isCancelled { return .failure(CancellationError()) }
-                if state.takeBytes(bytes) { return .success(()) }
-                state.byteWaiters.append((bytes, continuation))
+                if take(&state) { return .success(()) }
+                queue(&state, continuation)
                 return nil
             }
             if let outcome { continuation.resume(with: outcome) }

@@ -66,11 +66,6 @@ package final class RevisionInserter: Sendable {
         try await insert(prepare(revision))
     }
 
-    /// Inserts a CBMobile_4 revision as `insertVersionedRevisions` would, in a transaction shared as above.
-    package func insert(_ revision: VersionedRevision) async throws -> ExistingRevisionResult {
-        try await insert(prepare(revision))
-    }
-
     /// Validates `revision` and scans its body, the work that concurrent callers do in parallel rather than
     /// inside the serial write.
     package func prepare(_ revision: ExistingRevision) -> Prepared {

@@ -22,7 +22,7 @@ extension PassiveReplicationSession {
         var takesReplacements: Bool
     }
 
-    /// `subChanges`: accepted at once with an empty reply; the feed runs as its own task.
+    /// `subChanges`: accepted at once with an empty reply; the feed runs in tasks of its own (`PullFeed`).
     func subChanges(_ request: BLIPMessage) async throws -> BLIPMessage {
         let decoded = try request.decode(SubChangesRequest.self)
         let keyspace = try keyspace(for: decoded.collection)
@@ -48,7 +48,9 @@ extension PassiveReplicationSession {
         let key = keyspace.index ?? 0
         versionsPushedHere.withLock { versions in versions = versions ?? [:] }
         keyspaceStates[key, default: KeyspaceState()].pullFeed?.cancel()
-        keyspaceStates[key, default: KeyspaceState()].pullFeed = Task { await self.runPullFeed(subscription) }
+        let feed = PullFeed(maxUnansweredBatches: configuration.maxChangesBatchesInFlight)
+        keyspaceStates[key, default: KeyspaceState()].pullFeed = feed
+        feed.startReader { [self] in await readPullFeed(feed, subscription, resuming: nil) }
         return request.reply()
     }
 
@@ -77,67 +79,90 @@ extension PassiveReplicationSession {
         throw ErrorReply.http(400, "'since' \(since!) is not a sequence of this peer").blipError
     }
 
-    /// Sends the backlog in batches, the caught-up marker, then (if continuous) live changes, with at
-    /// most `maxChangesBatchesInFlight` batches unanswered (`PullFeedLimits`).
-    private func runPullFeed(_ subscription: PullSubscription) async {
-        let receiver = PullReceiverState()
-        let limits = PullFeedLimits(maxUnansweredBatches: configuration.maxChangesBatchesInFlight)
+    /// Reads the backlog and offers it in batches, sends the caught-up marker, then (if continuous) offers live
+    /// changes, with at most `maxChangesBatchesInFlight` batches unanswered (`PullFeedLimits`). A continuous feed's
+    /// reader ends each time it has caught up, and the next commit resumes it from `iterator`.
+    nonisolated func readPullFeed(
+        _ feed: PullFeed, _ subscription: PullSubscription, resuming iterator: ChangeFeed.AsyncIterator?
+    ) async {
         do {
-            try await withTaskCancellationHandler {
-                try await withThrowingDiscardingTaskGroup { group in
-                    // Each batch's `changes` is numbered before anything after it, the caught-up marker included, as
-                    // LiteCore numbers a pull's messages: a client's replies are then to the same numbers.
-                    func enqueue(_ read: [Change]) async throws {
-                        let batch = self.notPushedHere(read, in: subscription.keyspace.collection)
-                        guard !batch.isEmpty else { return }
-                        try await limits.sendingBatch()
-                        let (numbered, signal) = AsyncStream<Void>.makeStream()
-                        group.addTask {
-                            defer { signal.finish() }
-                            try await self.offer(
-                                batch, subscription: subscription, receiver: receiver, limits: limits,
-                                numbered: { signal.finish() })
-                        }
-                        for await _ in numbered {}
-                    }
-                    var since = subscription.since
-                    while !Task.isCancelled {
-                        let batch = try await database.changes(
-                            in: subscription.keyspace.collection, since: since, limit: subscription.batchSize,
-                            options: subscription.options)
-                        guard let last = batch.last else { break }
-                        try await enqueue(batch)
-                        since = last.sequence
-                    }
-                    let caughtUp = ChangesRequest(rows: [], collection: subscription.keyspace.index)
-                    try await connection.sendNoReply(.request(caughtUp, isUrgent: true, isNoReply: true))
-                    if subscription.continuous {
-                        let feed = database.changeFeed(
-                            in: subscription.keyspace.collection, since: since, batchSize: subscription.batchSize,
-                            options: subscription.options)
-                        for try await batch in feed {
-                            try await enqueue(batch)
-                        }
-                    }
+            var iterator = iterator
+            if iterator == nil {
+                var since = subscription.since
+                while true {
+                    try Task.checkCancellation()
+                    let batch = try await database.changes(
+                        in: subscription.keyspace.collection, since: since, limit: subscription.batchSize,
+                        options: subscription.options)
+                    guard let last = batch.last else { break }
+                    try await offerInTurn(batch, feed: feed, subscription: subscription)
+                    since = last.sequence
                 }
-            } onCancel: {
-                limits.cancel()
+                let caughtUp = ChangesRequest(rows: [], collection: subscription.keyspace.index)
+                try await connection.sendNoReply(.request(caughtUp, isUrgent: true, isNoReply: true))
+                guard subscription.continuous else {
+                    feed.readerEnded()
+                    return
+                }
+                iterator = database.changeFeed(
+                    in: subscription.keyspace.collection, since: since, batchSize: subscription.batchSize,
+                    options: subscription.options
+                ).makeAsyncIterator()
+            }
+            guard var iterator else { return }
+            while let batch = try await iterator.nextCommitted() {
+                try Task.checkCancellation()
+                try await offerInTurn(batch, feed: feed, subscription: subscription)
+            }
+            feed.readerCaughtUp(iterator) { [self] iterator in
+                await readPullFeed(feed, subscription, resuming: iterator)
             }
         } catch is CancellationError {
             return
+        } catch StoreError.cancelled {
+            return
         } catch {
             logger.debug("pull feed ended", metadata: ["error": "\(error)"])
+            feed.cancel()
         }
+    }
+
+    /// Starts offering `read` (less what this client pushed itself) once the feed has room for one more unanswered
+    /// batch, and returns once its `changes` is numbered: each batch is numbered before anything after it, the
+    /// caught-up marker included, as LiteCore numbers a pull's messages, so a client's replies are to the same
+    /// numbers.
+    private nonisolated func offerInTurn(
+        _ read: [Change], feed: PullFeed, subscription: PullSubscription
+    ) async throws {
+        let batch = notPushedHere(read, in: subscription.keyspace.collection)
+        guard !batch.isEmpty else { return }
+        try await feed.limits.sendingBatch()
+        let numbering = NumberingSignal()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            numbering.waiting(continuation)
+            let started = feed.startOffer { [self] in
+                defer { numbering.signal() }
+                do {
+                    try await offer(batch, subscription: subscription, feed: feed, numbered: numbering.signal)
+                } catch is CancellationError {
+                } catch {
+                    logger.debug("pull feed ended", metadata: ["error": "\(error)"])
+                    feed.cancel()
+                }
+            }
+            if !started { numbering.signal() }
+        }
+        try Task.checkCancellation()
     }
 
     /// Offers one batch (never empty: an empty `changes` tells the puller it is caught up) and sends a `rev` (or
     /// `norev`) for every row asked for. The batch's revisions are read while the reply is outstanding, so that
     /// they go out as soon as it arrives; its place among the unanswered batches is freed then, not once its
     /// revisions are answered.
-    private func offer(
-        _ batch: [Change], subscription: PullSubscription, receiver: PullReceiverState, limits: PullFeedLimits,
-        numbered: @escaping @Sendable () -> Void
+    private nonisolated func offer(
+        _ batch: [Change], subscription: PullSubscription, feed: PullFeed, numbered: @escaping @Sendable () -> Void
     ) async throws {
+        let (receiver, limits) = (feed.receiver, feed.limits)
         let rows = batch.map { change in
             // A CBMobile_4 tombstone row has no body size (WIRE-NOTES §6).
             ChangeRow(
@@ -146,7 +171,7 @@ extension PassiveReplicationSession {
                 bodySize: usesVersionVectors && change.deleted ? nil : change.bodySize)
         }
         let collection = subscription.keyspace.collection
-        let readAhead = await readAhead(batch, in: collection, receiver: receiver, limits: limits)
+        let readAhead = readAhead(batch, in: collection, receiver: receiver, limits: limits)
         let request = ChangesRequest(rows: rows, collection: subscription.keyspace.index)
         let replyMessage: BLIPMessage
         do {
@@ -228,10 +253,10 @@ extension PassiveReplicationSession {
     /// Starts reading `offered`'s revisions, as sent to a puller that has none of them, while their `changes`
     /// reply is outstanding, with the database's last sequence before the read; `nil` when the feed's read-ahead
     /// allowance is used up.
-    private func readAhead(
+    private nonisolated func readAhead(
         _ offered: [Change], in collection: CollectionName, receiver: PullReceiverState,
         limits: PullFeedLimits
-    ) async -> (task: Task<ReadAheadRevisions, any Error>, bytes: Int, maxHistory: Int)? {
+    ) -> (task: Task<ReadAheadRevisions, any Error>, bytes: Int, maxHistory: Int)? {
         let bytes = offered.reduce(0) { $0 + max(0, $1.bodySize) }
         guard limits.mayPrefetch(bytes) else { return nil }
         let maxHistory = receiver.current.effectiveMaxHistory
@@ -317,5 +342,19 @@ final class PullReceiverState: Sendable {
             capabilities.deltas = capabilities.deltas || announced.deltas
             return capabilities
         }
+    }
+}
+
+/// Tells a feed's reader that the batch it started offering has been numbered (or has failed before it was).
+private final class NumberingSignal: Sendable {
+    private let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
+
+    func waiting(_ continuation: CheckedContinuation<Void, Never>) {
+        waiter.withLock { $0 = continuation }
+    }
+
+    /// Resumes the reader; only the first call does anything.
+    @Sendable func signal() {
+        waiter.withLock { $0.take() }?.resume()
     }
 }

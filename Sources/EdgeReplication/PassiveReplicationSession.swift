@@ -58,7 +58,7 @@ package actor PassiveReplicationSession {
     struct KeyspaceState {
         /// LiteCore announces `deltas: true` only in its first reply per collection (spec §3.5).
         var hasAnnouncedCapabilities = false
-        var pullFeed: Task<Void, Never>?
+        var pullFeed: PullFeed?
     }
 
     let connection: BLIPConnection
@@ -137,6 +137,11 @@ package actor PassiveReplicationSession {
         for profile in Self.handledProfiles {
             await connection.removeHandler(for: profile.rawValue)
         }
+    }
+
+    /// The tasks the pull feed of the keyspace `collectionIndex` addresses holds; `nil` without a feed (for tests).
+    func pullFeedTasks(collectionIndex: Int?) -> Int? {
+        keyspaceStates[collectionIndex ?? 0]?.pullFeed?.runningTasks
     }
 
     private func register(

@@ -12,7 +12,7 @@ final class PullFeed: Sendable {
     private struct State {
         var isCancelled = false
         var reader: Task<Void, Never>?
-        var wake: (CommitWake, ChangeFeed.AsyncIterator)?
+        var wake: CommitWake?
         var offers: [Int: Task<Void, Never>] = [:]
         var offersStarted = 0
     }
@@ -53,10 +53,10 @@ final class PullFeed: Sendable {
         }
         guard let wake else { return }
         let cancelled = state.withLock { state in
-            if !state.isCancelled { state.wake = (wake, iterator) }
+            if !state.isCancelled { state.wake = wake }
             return state.isCancelled
         }
-        if cancelled { iterator.cancelWake(wake) }
+        if cancelled { wake.cancel() }
     }
 
     /// Runs `offer` as a task of its own, which the feed cancels with everything else; returns whether it did
@@ -88,7 +88,7 @@ final class PullFeed: Sendable {
         }
         reader?.cancel()
         for offer in offers { offer.cancel() }
-        if let (wake, iterator) = wake { iterator.cancelWake(wake) }
+        wake?.cancel()
         limits.cancel()
     }
 

@@ -177,19 +177,21 @@ package struct ChangeFeed: AsyncSequence, Sendable {
 
         /// Calls `wake` once a write committed after the last `nextCommitted()` looked, without a task waiting
         /// for it: at once if one already has, otherwise on the committing thread, so `wake` should only start
-        /// work elsewhere. Returns what `cancelWake` takes, or `nil` when `wake` has already run.
+        /// work elsewhere. Returns the wake-up, to cancel, or `nil` when `wake` has already run.
         package func onCommit(_ wake: @escaping @Sendable () -> Void) -> CommitWake? {
-            feed.database.commits.onCommit(after: observedCommits, wake).map(CommitWake.init)
-        }
-
-        /// Forgets a wake-up `onCommit` arranged and that has not happened; it never will.
-        package func cancelWake(_ wake: CommitWake) {
-            feed.database.commits.cancelWaiter(wake.waiterID)
+            let notifier = feed.database.commits
+            return notifier.onCommit(after: observedCommits, wake).map { CommitWake(notifier: notifier, waiterID: $0) }
         }
     }
 }
 
 /// A wake-up a change feed arranged for its next commit (`ChangeFeed.AsyncIterator.onCommit`).
 package struct CommitWake: Sendable {
+    let notifier: CommitNotifier
     let waiterID: UInt64
+
+    /// Forgets the wake-up if it has not happened; it never will.
+    package func cancel() {
+        notifier.cancelWaiter(waiterID)
+    }
 }

@@ -134,7 +134,7 @@ public actor BLIPConnection {
     /// Runs the connection with `reading` feeding it the peer's frames through the function it is given, which
     /// returns false once the connection has failed or closed. Incoming requests are handed to their handlers
     /// there, in the reading task, so that no task of its own waits for them.
-    private nonisolated func run(
+    nonisolated func run(
         writer: some BLIPFrameWriter,
         reading: @Sendable (_ receive: ([UInt8]) async -> Bool) async throws -> Void
     ) async throws -> BLIPConnectionError {
@@ -197,42 +197,23 @@ public actor BLIPConnection {
     private nonisolated func readLoop(
         _ inbound: WebSocketInboundStream, receive: ([UInt8]) async -> Bool
     ) async throws {
-        var message = ByteBuffer()
-        var isFragmented = false
+        var reassembly = WebSocketMessageReassembly(maxMessageSize: configuration.maxIncomingFrameSize)
         for try await frame in inbound {
-            switch frame.opcode {
-            case .text:
-                await fail(.textMessageReceived)
-                return
-            case .binary:
-                // RFC 6455 §5.4: a fragmented message's frames may not be interleaved with another message's.
-                guard !isFragmented else {
-                    await fail(.unexpectedWebSocketFrame(.newMessageInsideFragmentedMessage))
-                    return
+            let opcode: WebSocketMessageReassembly.DataOpcode =
+                switch frame.opcode {
+                case .text: .text
+                case .binary: .binary
+                case .continuation: .continuation
                 }
-                message = frame.data
-                isFragmented = !frame.fin
-            case .continuation:
-                // A continuation with nothing to continue cannot be framed into any message (RFC 6455 §5.4);
-                // skipping it would leave the peer waiting for an answer until a timeout.
-                guard isFragmented else {
-                    await fail(.unexpectedWebSocketFrame(.continuationWithoutFirstFragment))
-                    return
-                }
-                var data = frame.data
-                message.writeBuffer(&data)
-                isFragmented = !frame.fin
-            }
-            if message.readableBytes > configuration.maxIncomingFrameSize {
-                await fail(
-                    .protocolViolation(
-                        .frameTooLarge(size: message.readableBytes, limit: configuration.maxIncomingFrameSize)
-                    )
-                )
+            let message: [UInt8]?
+            do {
+                message = try reassembly.append(opcode, fin: frame.fin, data: frame.data)
+            } catch {
+                await fail(error)
                 return
             }
-            if !isFragmented {
-                guard await receive(Array(message.readableBytesView)) else { return }
+            if let message {
+                guard await receive(message) else { return }
             }
         }
     }

@@ -6,8 +6,8 @@ public enum BLIPConnectionError: Error, Sendable, Hashable, CustomStringConverti
     case protocolViolation(BLIPProtocolError)
     /// The peer sent a text WebSocket message, which BLIP does not use; closed with 1002.
     case textMessageReceived
-    /// The peer's WebSocket frames did not form whole messages; closed with 1002.
-    case unexpectedWebSocketFrame(WebSocketFragmentationError)
+    /// The peer sent a WebSocket frame that RFC 6455 forbids here; closed with 1002.
+    case unexpectedWebSocketFrame(WebSocketFrameError)
     /// We closed the connection with this code.
     case closedLocally(WebSocketCloseCode)
     /// The WebSocket ended without a BLIP-level failure.
@@ -47,12 +47,17 @@ public enum BLIPConnectionError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
-/// How a peer's WebSocket frames failed to make up messages (RFC 6455 §5.4).
-public enum WebSocketFragmentationError: Error, Sendable, Hashable, CustomStringConvertible {
+/// How a peer's WebSocket frames broke RFC 6455: they failed to make up messages (§5.4), or used an opcode or a
+/// reserved bit that no negotiated extension defines (§5.2).
+public enum WebSocketFrameError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A continuation frame arrived while no fragmented message was open.
     case continuationWithoutFirstFragment
     /// A new data frame arrived before the fragmented message in progress was finished.
     case newMessageInsideFragmentedMessage
+    /// An opcode RFC 6455 reserves (0x3–0x7, 0xB–0xF).
+    case reservedOpcode(UInt8)
+    /// RSV1, RSV2 or RSV3 set, although no extension was negotiated.
+    case reservedBitsSet
 
     public var description: String {
         switch self {
@@ -60,6 +65,10 @@ public enum WebSocketFragmentationError: Error, Sendable, Hashable, CustomString
             "WebSocket continuation frame without a first fragment"
         case .newMessageInsideFragmentedMessage:
             "WebSocket data frame inside an unfinished fragmented message"
+        case .reservedOpcode(let opcode):
+            "WebSocket frame with the reserved opcode \(opcode)"
+        case .reservedBitsSet:
+            "WebSocket frame with a reserved bit set and no extension negotiated"
         }
     }
 }

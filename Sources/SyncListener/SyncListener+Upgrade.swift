@@ -5,8 +5,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOWebSocket
-import Synchronization
-@_spi(WSInternal) import WSCore
+import ServiceLifecycle
 
 extension SyncListener {
     /// Judges a WebSocket upgrade request; `nil` leaves paths other than `/<db>/_blipsync` to the HTTP router.
@@ -120,37 +119,26 @@ extension SyncListener {
             counters: accepted.counters, logger: self.logger)
         await session.start()
         do {
-            let ending = Mutex<BLIPConnectionError?>(nil)
-            let peerCloseFrame = try await WebSocketHandler.handle(
-                type: .server,
-                // Couchbase Lite pings and we answer; it negotiates no extension, and BLIP is binary.
-                configuration: .init(
-                    extensions: [], autoPing: .disabled, validateUTF8: false,
-                    maxFrameSize: Self.maxWebSocketFrameSize),
-                asyncChannel: webSocket,
-                context: ListenerWebSocketContext(logger: self.logger),
-                handler: { inbound, outbound, _ in
-                    let reason = try await connection.run(inbound: inbound, outbound: outbound)
-                    ending.withLock { $0 = reason }
-                })
-            switch ending.withLock({ $0 }) {
-            case .closedByPeer? where peerCloseFrame == nil:
-                // The inbound stream ended without the peer's close frame: the socket dropped under it.
+            let ending = try await withGracefulShutdownHandler {
+                try await connection.run(serverSide: webSocket)
+            } onGracefulShutdown: {
+                // 1001, which Couchbase Lite retries: the node is going away, not the replication finished.
+                Task { await connection.close(.goingAway) }
+            }
+            switch ending.reason {
+            case .closedByPeer where !ending.peerSentClose:
+                // The socket dropped under the connection: it ended without the peer's close frame.
                 accepted.counters.countError(.network)
-            case .closedByPeer?, .closedLocally?, nil:
+            case .closedByPeer, .closedLocally:
                 break
-            case let reason?:
+            case let reason:
                 accepted.counters.countError(ReplicationErrorKind(classifying: reason))
             }
         } catch {
             self.logger.debug("replication connection ended", metadata: ["error": "\(error)"])
-            // The socket failed under the WebSocket layer (reset, timed out); a shutdown cancels quietly.
+            // The socket failed under the connection (reset, timed out); a shutdown cancels quietly.
             if !(error is CancellationError) { accepted.counters.countError(.network) }
         }
         await session.stop()
     }
-}
-
-struct ListenerWebSocketContext: WebSocketContext {
-    let logger: Logger
 }

@@ -24,9 +24,16 @@ final class ServerWebSocketWriter: BLIPFrameWriter {
     /// Whether this side's close frame went out, so that the peer's is the answer to it.
     var hasSentClose: Bool { sentClose.load(ordering: .acquiring) }
 
+    /// Closes the socket when the frame cannot be written: the connection is over without a close frame of its
+    /// own, and nothing else would end the reading of a peer that stays silent.
     func write(frame: [UInt8]) async throws {
-        try await outbound.write(
-            WebSocketFrame(fin: true, opcode: .binary, data: channel.allocator.buffer(bytes: frame)))
+        do {
+            try await outbound.write(
+                WebSocketFrame(fin: true, opcode: .binary, data: channel.allocator.buffer(bytes: frame)))
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
     }
 
     func close(_ code: WebSocketCloseCode, reason: String?) async throws {

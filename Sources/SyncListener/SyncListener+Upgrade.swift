@@ -122,7 +122,10 @@ extension SyncListener {
             let ending = try await withGracefulShutdownHandler {
                 try await connection.run(serverSide: webSocket)
             } onGracefulShutdown: {
-                // 1001, which Couchbase Lite retries: the node is going away, not the replication finished.
+                // 1001 says the node is going away, not that the replication finished. LiteCore's
+                // c4error_mayBeTransient lists 1001 (kCodeGoingAway) among the WebSocket codes it retries, and its
+                // replicator reads a 1000 it did not ask for as 1001 anyway; the spec's list in §1.4 (1006, 4001)
+                // leaves it out.
                 Task { await connection.close(.goingAway) }
             }
             switch ending.reason {

@@ -88,9 +88,7 @@ public actor BLIPConnection {
     ) throws(CompressionSetupError) {
         self.subprotocol = subprotocol
         self.configuration = configuration
-        var logger = logger
-        logger[metadataKey: "blip.subprotocol"] = .string(subprotocol)
-        self.logger = logger
+        self.logger = Self.logger(logger, taggedWith: subprotocol)
         outbox = Outbox(
             configuration: configuration.outbox,
             encoder: try BLIPFrameEncoder(
@@ -102,6 +100,16 @@ public actor BLIPConnection {
             maxInflatedFrameSize: configuration.maxInflatedFrameSize
         )
         assembler = MessageAssembler(maxMessageSize: configuration.maxIncomingMessageSize)
+    }
+
+    /// `logger` with the subprotocol in its metadata, as a connection logs; one that has it already is returned as it
+    /// is, so that many connections can share one logger (each copy given metadata of its own holds a dictionary of
+    /// its own, about 340 bytes).
+    public static func logger(_ logger: Logger, taggedWith subprotocol: String) -> Logger {
+        guard logger[metadataKey: "blip.subprotocol"] != .string(subprotocol) else { return logger }
+        var logger = logger
+        logger[metadataKey: "blip.subprotocol"] = .string(subprotocol)
+        return logger
     }
 
     /// Runs the connection until the WebSocket closes; returns why it ended.

@@ -98,9 +98,16 @@ package actor PassiveReplicationSession {
         self.configuration = configuration
         usesVersionVectors = ReplicationSubprotocol(rawValue: connection.subprotocol).usesVersionVectors
         self.counters = counters
+        self.logger = Self.logger(logger, taggedWith: database.name)
+    }
+
+    /// `logger` with the database in its metadata, as a session logs; one that has it already is returned as it is,
+    /// so that a listener's sessions can share one logger per database (see `BLIPConnection.logger(_:taggedWith:)`).
+    package static func logger(_ logger: Logger, taggedWith database: String) -> Logger {
+        guard logger[metadataKey: "db"] != .string(database) else { return logger }
         var logger = logger
-        logger[metadataKey: "db"] = .string(database.name)
-        self.logger = logger
+        logger[metadataKey: "db"] = .string(database)
+        return logger
     }
 
     /// Registers the request handlers on the connection; call before `BLIPConnection.run`.

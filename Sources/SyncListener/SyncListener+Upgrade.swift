@@ -49,6 +49,10 @@ extension SyncListener {
     /// Logs a client turned away at notice level, with what it offered and the hint, and keeps it for the status
     /// page and the metrics.
     func turnAway(_ client: TurnedAwayClient) async {
+        await Self.turnAway(client, state: state, logger: logger)
+    }
+
+    static func turnAway(_ client: TurnedAwayClient, state: ListenerState, logger: Logger) async {
         let message: Logger.Message =
             switch client.reason {
             case .noCommonSubprotocol: "turned away a replication client: no common subprotocol"
@@ -92,10 +96,13 @@ extension SyncListener {
     ) async {
         var connectionConfiguration = BLIPConnection.Configuration()
         connectionConfiguration.maxIncomingMessageSize = configuration.maxMessageSize
+        let database = accepted.database
+        let subprotocol = accepted.subprotocol.rawValue
+        let connectionLogger = connectionLoggers.logger(database: database.name, subprotocol: subprotocol)
         let connection: BLIPConnection
         do {
             connection = try BLIPConnection(
-                subprotocol: accepted.subprotocol.rawValue, configuration: connectionConfiguration, logger: self.logger)
+                subprotocol: subprotocol, configuration: connectionConfiguration, logger: connectionLogger)
         } catch {
             logger.error("cannot set up a BLIP connection", metadata: ["error": "\(error)"])
             try? await webSocket.channel.close()
@@ -103,20 +110,21 @@ extension SyncListener {
         }
         quietConnections.add(connection)
         defer { quietConnections.remove(connection) }
-        let database = accepted.database
+        // The session keeps this closure for the connection's life: it holds what it needs, not the whole listener.
+        let (state, listenerLogger, peer, userAgent) = (self.state, self.logger, accepted.peer, accepted.userAgent)
         let session = PassiveReplicationSession(
             connection: connection, database: database,
             configuration: .init(
                 servedCollections: servedCollections[database.name] ?? [.default], deltaSync: configuration.deltaSync,
                 versioningRefused: { asked in
-                    await self.turnAway(
+                    await Self.turnAway(
                         TurnedAwayClient(
-                            reason: .incompatibleVersioning, peer: accepted.peer, userAgent: accepted.userAgent,
-                            offered: "\(accepted.subprotocol.rawValue), versioning \(asked)",
-                            hint: TurnedAwayClient.hint(versioningAsked: asked, on: accepted.subprotocol.rawValue),
-                            at: Date()))
+                            reason: .incompatibleVersioning, peer: peer, userAgent: userAgent,
+                            offered: "\(subprotocol), versioning \(asked)",
+                            hint: TurnedAwayClient.hint(versioningAsked: asked, on: subprotocol), at: Date()),
+                        state: state, logger: listenerLogger)
                 }),
-            counters: accepted.counters, logger: self.logger)
+            counters: accepted.counters, logger: connectionLogger)
         await session.start()
         do {
             let ending = try await withGracefulShutdownHandler {

@@ -72,6 +72,7 @@ public struct SyncListener: Service {
     let verifiedCredentials = VerifiedCredentialsCache()
     let quietConnections = QuietConnectionSweep()
     let logger: Logger
+    let connectionLoggers: ConnectionLoggers
 
     /// Checks the configuration and loads the TLS identity; the server starts in `run()`.
     public init(configuration: Configuration, environment: Environment, logger: Logger) throws {
@@ -80,6 +81,7 @@ public struct SyncListener: Service {
         var logger = logger
         logger[metadataKey: "listener"] = .string(configuration.name)
         self.logger = logger
+        connectionLoggers = ConnectionLoggers(base: logger)
         guard let address = InterfaceAddress.bindAddress(forListenerInterface: configuration.interface) else {
             throw SyncListenerError.interfaceNotFound(configuration.interface)
         }

@@ -49,6 +49,8 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
         let channel: any Channel
     }
 
+    static let receiveBufferSizes = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536)
+
     let responder: HTTPChannelHandler.Responder
     let maxFrameSize: Int
     /// Connections that send nothing for this long are closed, during the handshake as well as afterwards.
@@ -64,6 +66,10 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            // A channel keeps its last receive buffer for the next read (NIO's pooled receive allocator), so every
+            // idle client holds one for hours: 2 KiB at NIO's default first size. Reads start at 512 bytes here
+            // and double as they fill, as with the default.
+            try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiveBufferSizes)
             // Written by `shouldUpgrade` (on the event loop), read when the upgrade succeeds or fails.
             let verdict = NIOLoopBoundBox<Verdict?>(nil, eventLoop: channel.eventLoop)
             let headRecorder = NIOLoopBound(UpgradeRequestRecorder(), eventLoop: channel.eventLoop)

@@ -28,7 +28,8 @@ PYTHON
 wait_until_ready() {
     local ops_port="$1" pid="$2" log="$3" tries="${4:-600}"
     for _ in $(seq "$tries"); do
-        curl -fs "http://127.0.0.1:$ops_port/health/ready" >/dev/null && return 0
+        # Bounded: a gateway that accepts the connection and never answers must not stall the caller for ever.
+        curl -fs --max-time 5 "http://127.0.0.1:$ops_port/health/ready" >/dev/null && return 0
         kill -0 "$pid" 2>/dev/null || { tail -20 "$log" >&2; return 1; }
         sleep 0.5
     done

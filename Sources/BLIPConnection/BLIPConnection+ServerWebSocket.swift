@@ -21,10 +21,8 @@ extension BLIPConnection {
         serverSide webSocket: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, closeTimeout: Duration = .seconds(15)
     ) async throws -> ServerWebSocketEnding {
         try await webSocket.executeThenClose { inbound, outbound in
-            let (seconds, attoseconds) = closeTimeout.components
             let writer = ServerWebSocketWriter(
-                outbound: outbound, channel: webSocket.channel,
-                closeTimeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+                outbound: outbound, channel: webSocket.channel, closeTimeout: TimeAmount(closeTimeout))
             let reason = try await run(writer: writer) { receive in
                 try await self.readServerSide(inbound, writer: writer, receive: receive)
             }

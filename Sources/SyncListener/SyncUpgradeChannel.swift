@@ -252,10 +252,3 @@ final class UpgradeRequestRecorder: ChannelInboundHandler, RemovableChannelHandl
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}

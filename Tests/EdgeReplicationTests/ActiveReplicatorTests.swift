@@ -319,6 +319,43 @@ struct ContinuousActiveReplicatorTests {
     }
 }
 
+@Suite("Stopping a continuous active replication")
+struct ContinuousActiveReplicatorStopTests {
+    /// A stop cancels the push's batches in flight; one of them may be inside a store call just then, which
+    /// reports the cancellation as `StoreError.cancelled`. Such a stop ended the run with that error where it
+    /// should end as quietly as any other stop. Stopping at several points of a long backlog lands some stops
+    /// inside those calls.
+    @Test("stopping while the push sends a backlog ends the run quietly, wherever the stop lands")
+    func stopDuringBacklog() async throws {
+        try await TestGateway.run { gateway in
+            for stopAfter in [1, 100, 250, 400, 600, 900, 1_200, 1_600, 2_000] {
+                try await LocalDatabase.run { local in
+                    let documents = (0..<2_500).map { index in
+                        ImportedDocument(docID: "backlog-\(index)", body: Data(#"{"n":\#(index)}"#.utf8))
+                    }
+                    _ = try await local.database.importDocuments(documents)
+                    let replicator = ActiveReplicator(
+                        database: local.database,
+                        configuration: .init(
+                            remoteURL: "ws://127.0.0.1:\(gateway.port)/\(TestGateway.databaseName)",
+                            remoteUUID: "upstream-\(stopAfter)", direction: .pushAndPull, continuous: true,
+                            batchSize: 50, subprotocols: ReplicationSubprotocol.revisionTreeOffer),
+                        logger: testLogger)
+                    let running = Task { try await replicator.run() }
+                    try await eventually("the push to be under way") {
+                        await replicator.status().completed >= stopAfter
+                    }
+                    running.cancel()
+                    await #expect(throws: Never.self, "stopped after \(stopAfter) revisions") {
+                        try await running.value
+                    }
+                    #expect(await replicator.status().activity == .stopped)
+                }
+            }
+        }
+    }
+}
+
 @Suite("Checkpoint reconciliation (spec §5.4)")
 struct CheckpointReconciliationTests {
     @Test("without either copy both directions start from zero")

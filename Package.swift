@@ -668,6 +668,7 @@ let package = Package(
             name: "EdgeStoreTests",
             dependencies: [
                 "EdgeStore", "StoreCrashProbe", "EdgeGatewayTestSupport", "SyncIdentifiers", "VersionVectors",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.copy("Fixtures")]
         ),

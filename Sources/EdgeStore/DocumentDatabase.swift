@@ -127,6 +127,10 @@ extension StoreError {
                 self = .diskFull(path: path)
             case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY:
                 self = .io(path: path, reason: error.message ?? "\(error.resultCode)")
+            case .SQLITE_INTERRUPT:
+                // GRDB interrupts the statement of a task cancelled while it runs (a cancelled task that had not
+                // started one gets CancellationError); the store interrupts nothing itself.
+                self = .cancelled
             default:
                 self = .sqlite(
                     code: error.extendedResultCode.rawValue, message: error.message ?? "")

@@ -23,4 +23,12 @@ static inline long long CMalloc_bytesInUse(void) {
     return -1;
 #endif
 }
+
+/* Caps the number of heaps (arenas) the allocator may create for its threads, where the C library has that setting
+   (glibc's M_ARENA_MAX); elsewhere it does nothing. Arenas already created stay. */
+static inline void CMalloc_limitArenas(int count) {
+#if defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, count);
+#endif
+}
 #endif

@@ -39,6 +39,7 @@ struct Serve: AsyncParsableCommand {
             ]
         )
         OpenFileLimit.raise(toServe: configuration, logger: logger)
+        HeapArenaLimit.apply()
         let application: any ApplicationProtocol
         do {
             application = try await buildApplication(configuration: configuration, logger: logger)

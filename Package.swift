@@ -593,6 +593,7 @@ let package = Package(
         .testTarget(
             name: "BLIPConnectionTests",
             dependencies: [
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "EdgeGatewayTestSupport",
                 "BLIPConnection",
                 "BLIPCodec",
@@ -631,6 +632,7 @@ let package = Package(
         .testTarget(
             name: "EdgeReplicationTests",
             dependencies: [
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "SyncJSON",
                 "EdgeReplication",
                 "CMalloc",

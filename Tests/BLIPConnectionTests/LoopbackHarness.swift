@@ -5,6 +5,7 @@ import HummingbirdWSClient
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// The server side's connections, in the order they were accepted.
@@ -75,12 +76,20 @@ struct LoopbackHarness {
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService() }
+            // Stopped gracefully, not cancelled: a cancelled server drops a connection it has just accepted and not
+            // yet handed over, and NIO traps on that connection's unfinished writer (swift-nio#3481).
+            group.addTask { try await services.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw TimedOut() }
-            try await body(LoopbackHarness(port: port, serverConnections: connections))
-            group.cancelAll()
+            do {
+                try await body(LoopbackHarness(port: port, serverConnections: connections))
+            } catch {
+                await services.triggerGracefulShutdown()
+                throw error
+            }
+            await services.triggerGracefulShutdown()
         }
     }
 

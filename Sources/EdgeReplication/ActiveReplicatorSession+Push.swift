@@ -41,9 +41,6 @@ extension ActiveReplicatorSession {
             }
         } catch is CancellationError {
             return
-        } catch StoreError.cancelled {
-            // A batch in flight was inside a store call when the stop cancelled it: the same quiet stop.
-            return
         }
     }
 

@@ -71,6 +71,16 @@ extension ActiveReplicatorSession {
     /// push is cancelled, batches in flight included, by `stopContinuous`). Idleness is reported whenever
     /// nothing is in flight and nothing more is committed.
     func pushBatches(from feed: ChangeFeed.AsyncIterator) async throws {
+        do {
+            try await runBatches(from: feed)
+        } catch StoreError.cancelled {
+            // A read or a batch in flight was inside a store call when a stop cancelled it: a stop, not a store
+            // failure.
+            throw CancellationError()
+        }
+    }
+
+    private func runBatches(from feed: ChangeFeed.AsyncIterator) async throws {
         try await withThrowingTaskGroup(of: PushEvent.self) { group in
             var batches = PushBatchesInFlight()
             var feed = feed
@@ -133,10 +143,6 @@ extension ActiveReplicatorSession {
 
     private static func read(_ feed: ChangeFeed.AsyncIterator) async throws -> PushEvent {
         var feed = feed
-        do {
-            return .read(try await feed.nextCommitted(), feed)
-        } catch StoreError.cancelled {
-            throw CancellationError()
-        }
+        return .read(try await feed.nextCommitted(), feed)
     }
 }

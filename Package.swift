@@ -480,6 +480,7 @@ let package = Package(
         .target(
             name: "EdgeGatewayTestSupport",
             dependencies: [
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "GatewayConfigurationFile", "EdgeGatewayApp", "ListenerUsersFile",
                 "EdgeReplication",
                 "UpstreamDialer",
@@ -593,7 +594,6 @@ let package = Package(
         .testTarget(
             name: "BLIPConnectionTests",
             dependencies: [
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "EdgeGatewayTestSupport",
                 "BLIPConnection",
                 "BLIPCodec",
@@ -632,7 +632,6 @@ let package = Package(
         .testTarget(
             name: "EdgeReplicationTests",
             dependencies: [
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "SyncJSON",
                 "EdgeReplication",
                 "CMalloc",

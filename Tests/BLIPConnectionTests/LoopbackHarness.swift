@@ -1,11 +1,11 @@
 import BLIPCodec
 import BLIPConnection
+import EdgeGatewayTestSupport
 import Hummingbird
 import HummingbirdWSClient
 import HummingbirdWebSocket
 import Logging
 import NIOCore
-import ServiceLifecycle
 import Synchronization
 
 /// The server side's connections, in the order they were accepted.
@@ -76,20 +76,10 @@ struct LoopbackHarness {
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // Stopped gracefully, not cancelled: a cancelled server drops a connection it has just accepted and not
-            // yet handed over, and NIO traps on that connection's unfinished writer (swift-nio#3481).
-            group.addTask { try await services.run() }
+        try await whileRunning(app, logger: logger) {
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw TimedOut() }
-            do {
-                try await body(LoopbackHarness(port: port, serverConnections: connections))
-            } catch {
-                await services.triggerGracefulShutdown()
-                throw error
-            }
-            await services.triggerGracefulShutdown()
+            try await body(LoopbackHarness(port: port, serverConnections: connections))
         }
     }
 

@@ -6,7 +6,6 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import ReplicationProtocol
-import ServiceLifecycle
 import SyncIdentifiers
 import Synchronization
 import Testing
@@ -57,20 +56,10 @@ enum ScriptedUpstream {
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) },
             logger: testLogger
         )
-        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: testLogger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // Stopped gracefully, not cancelled: a cancelled server drops a connection it has just accepted and not
-            // yet handed over, and NIO traps on that connection's unfinished writer (swift-nio#3481).
-            group.addTask { try await services.run() }
+        try await whileRunning(app, logger: testLogger) {
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw CancellationError() }
-            do {
-                try await body(port)
-            } catch {
-                await services.triggerGracefulShutdown()
-                throw error
-            }
-            await services.triggerGracefulShutdown()
+            try await body(port)
         }
     }
 }

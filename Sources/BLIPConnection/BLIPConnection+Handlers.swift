@@ -4,6 +4,7 @@ extension BLIPConnection {
     enum RegisteredHandler: Sendable {
         case concurrent(BLIPRequestHandler)
         case ordered(BLIPOrderedRequestHandler, ArrivalLine)
+        case deferring(BLIPDeferringRequestHandler, ArrivalLine)
     }
 
     /// Registers the handler for requests whose `Profile` is `profile`, replacing any earlier one.
@@ -17,6 +18,13 @@ extension BLIPConnection {
     /// replacing any earlier handler.
     public func setHandler(for profile: String, inArrivalOrder handler: @escaping BLIPOrderedRequestHandler) {
         handlers.withLockedValue { $0[profile] = .ordered(handler, ArrivalLine()) }
+    }
+
+    /// Registers a handler that is given each request's turn, as `setHandler(for:inArrivalOrder:)` does, and that
+    /// may answer after it has returned, through the request's `BLIPPendingReply`; replacing any earlier handler.
+    /// A handler that throws before answering gets the error reply it would get from the other kinds.
+    public func setHandler(for profile: String, deferringReplies handler: @escaping BLIPDeferringRequestHandler) {
+        handlers.withLockedValue { $0[profile] = .deferring(handler, ArrivalLine()) }
     }
 
     package func removeHandler(for profile: String) {
@@ -35,37 +43,53 @@ extension BLIPConnection {
                 await self.handle(request) { try await handler(request, turn) }
                 turn.end()
             }
+        case .deferring(let handler, let line):
+            let turn = line.issue()
+            group.addTask {
+                let pending = BLIPPendingReply(to: request, on: self)
+                do {
+                    try await handler(request, turn, pending)
+                } catch {
+                    pending.fail(error)
+                }
+                turn.end()
+            }
         case nil:
-            group.addTask { await self.handle(request, with: nil) }
+            logger.debug(
+                "no handler for BLIP request", metadata: ["blip.profile": "\(request.profile ?? "")"])
+            answer(request, with: .success(request.errorReply(.noHandler)))
         }
     }
 
-    private nonisolated func handle(_ request: BLIPMessage, with handler: (() async throws -> BLIPMessage)?) async {
-        let reply: BLIPMessage
-        if let handler {
-            do {
-                var answer = try await handler()
-                answer.number = request.number
-                if answer.kind == .request {
-                    answer.kind = .reply
-                }
-                reply = answer
-            } catch let error as BLIPErrorReply {
-                reply = request.errorReply(error)
-            } catch {
-                logger.warning(
-                    "BLIP handler threw",
-                    metadata: ["blip.profile": "\(request.profile ?? "")", "blip.error": "\(error)"]
-                )
-                reply = request.errorReply(
-                    BLIPErrorReply(domain: "BLIP", code: 501, message: "handler failed"))
-            }
-        } else {
-            logger.debug(
-                "no handler for BLIP request", metadata: ["blip.profile": "\(request.profile ?? "")"])
-            reply = request.errorReply(.noHandler)
+    private nonisolated func handle(_ request: BLIPMessage, with handler: () async throws -> BLIPMessage) async {
+        do {
+            answer(request, with: .success(try await handler()))
+        } catch {
+            answer(request, with: .failure(error))
         }
+    }
+
+    /// Sends the reply to `request` that its handler's outcome makes: the handler's reply numbered as the answer,
+    /// or the error reply for what it threw. Nothing for a request that asked for no reply.
+    nonisolated func answer(_ request: BLIPMessage, with outcome: Result<BLIPMessage, any Error>) {
         guard !request.isNoReply else { return }
+        let reply: BLIPMessage
+        switch outcome {
+        case .success(var answer):
+            answer.number = request.number
+            if answer.kind == .request {
+                answer.kind = .reply
+            }
+            reply = answer
+        case .failure(let error as BLIPErrorReply):
+            reply = request.errorReply(error)
+        case .failure(let error):
+            logger.warning(
+                "BLIP handler threw",
+                metadata: ["blip.profile": "\(request.profile ?? "")", "blip.error": "\(error)"]
+            )
+            reply = request.errorReply(BLIPErrorReply(domain: "BLIP", code: 501, message: "handler failed"))
+        }
         post(reply)
     }
 

@@ -11,6 +11,11 @@ public typealias BLIPRequestHandler = @Sendable (BLIPMessage) async throws -> BL
 /// Answers one request as `BLIPRequestHandler` does, with the request's turn among those of its profile.
 public typealias BLIPOrderedRequestHandler = @Sendable (BLIPMessage, BLIPArrivalTurn) async throws -> BLIPMessage
 
+/// Answers one request as `BLIPOrderedRequestHandler` does, but through `BLIPPendingReply`, which it may hand on to
+/// work that answers after the handler has returned.
+public typealias BLIPDeferringRequestHandler =
+    @Sendable (BLIPMessage, BLIPArrivalTurn, BLIPPendingReply) async throws -> Void
+
 /// A BLIP 3 connection over a WebSocket, server- or client-side.
 ///
 /// Create it, register handlers, then call `run(inbound:outbound:)` from the WebSocket handler closure;

@@ -114,11 +114,12 @@ extension PassiveReplicationSession {
         return request.reply(with: ChangesReply(entries: entries, capabilities: receiverCapabilities(for: keyspace)))
     }
 
-    /// `rev`: stored through the keyspace's `RevisionReceiver`, and only then answered.
+    /// `rev`: stored through the keyspace's `RevisionReceiver`, and answered through `reply` only once it is
+    /// durable, by the group commit that makes it so; this returns once the revision is queued.
     ///
     /// Nonisolated, like everything it calls but the keyspace lookup: decoding and JSON work of
     /// concurrent `rev`s would otherwise queue on this actor, one core at a time.
-    nonisolated func rev(_ request: BLIPMessage, turn: BLIPArrivalTurn) async throws -> BLIPMessage {
+    nonisolated func rev(_ request: BLIPMessage, turn: BLIPArrivalTurn, reply: BLIPPendingReply) async throws {
         let decoded = try request.decode(RevRequest.self)
         let receiver = try await revisionReceiver(for: decoded.collection)
         // Noted before it is stored, so that the pull feed, which may read the commit first, knows it.
@@ -126,9 +127,25 @@ extension PassiveReplicationSession {
             let pushed = PushedDocument(collection: receiver.collection, docID: decoded.docID)
             versionsPushedHere.withLock { versions in versions?[pushed] = vector.current }
         }
-        guard let received = try await receiver.receive(decoded, noConflicts: decoded.noConflicts, turn: turn) else {
+        let acknowledgement = request.reply()
+        try await receiver.receive(decoded, noConflicts: decoded.noConflicts, turn: turn) { [counters] result in
+            reply.answer(
+                result.flatMap { received in
+                    Result { () throws(BLIPErrorReply) in
+                        try Self.countStored(received, in: counters)
+                        return acknowledgement
+                    }.mapError { $0 }
+                })
+        }
+    }
+
+    /// Counts what one `rev` stored; a revision the store refused becomes the error reply that reports it.
+    private static func countStored(
+        _ received: RevisionReceiver.Received?, in counters: ReplicationCounters
+    ) throws(BLIPErrorReply) {
+        guard let received else {
             counters.countMissingRevision()
-            return request.reply()
+            return
         }
         counters.countPushedBlob(bytes: received.fetchedBlobBytes)
         if case .failed(let error) = received.outcome {
@@ -136,6 +153,5 @@ extension PassiveReplicationSession {
             throw error.errorReply.blipError
         }
         counters.countPushed(bytes: received.storedBytes)
-        return request.reply()
     }
 }

@@ -119,8 +119,8 @@ package actor PassiveReplicationSession {
         await register(.changes) { session, request in try await session.changes(request) }
         await connection.setHandler(
             for: Profile.rev.rawValue,
-            inArrivalOrder: { [self] request, turn in
-                try await rev(request, turn: turn)
+            deferringReplies: { [self] request, turn, reply in
+                try await rev(request, turn: turn, reply: reply)
             })
         await register(.subChanges) { session, request in try await session.subChanges(request) }
         await register(.unsubChanges) { session, request in try await session.unsubChanges(request) }

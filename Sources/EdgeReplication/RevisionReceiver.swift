@@ -42,6 +42,48 @@ struct RevisionReceiver: Sendable {
     /// back as `.failed` so that the caller counts them; everything else throws the BLIP error to reply with.
     /// `turn` is the `rev`'s place in arrival order, which is the order the revisions are stored in.
     func receive(_ request: RevRequest, noConflicts: Bool, turn: BLIPArrivalTurn) async throws -> Received? {
+        guard let queued = try await prepareForCommit(request, noConflicts: noConflicts) else { return nil }
+        let outcome = try await storeCall(countingFailuresIn: counters) {
+            try await withCheckedThrowingContinuation { continuation in
+                turn.perform { inserter.enqueue(queued.prepared) { continuation.resume(with: $0) } }
+            }
+        }
+        return queued.received(outcome)
+    }
+
+    /// Stores `request` as `receive(_:noConflicts:turn:)` does, but returns once the revision is queued for the
+    /// group commit: `completion` gets what that would return or throw, on the task that commits the batch, so
+    /// that no task waits for each revision. What fails before the revision is queued is thrown instead.
+    func receive(
+        _ request: RevRequest, noConflicts: Bool, turn: BLIPArrivalTurn,
+        then completion: @escaping @Sendable (Result<Received?, any Error>) -> Void
+    ) async throws {
+        guard let queued = try await prepareForCommit(request, noConflicts: noConflicts) else {
+            completion(.success(nil))
+            return
+        }
+        turn.perform { [inserter, counters] in
+            inserter.enqueue(queued.prepared) { result in
+                completion(
+                    result.map { queued.received($0) }.mapError { peerFacingError($0, countingFailuresIn: counters) })
+            }
+        }
+    }
+
+    /// A revision ready to join the group commit, with the sizes its `Received` reports.
+    private struct Queued: Sendable {
+        let prepared: RevisionInserter.Prepared
+        let storedBytes: Int
+        let fetchedBlobBytes: Int
+
+        func received(_ outcome: ExistingRevisionResult) -> Received {
+            Received(outcome: outcome, storedBytes: storedBytes, fetchedBlobBytes: fetchedBlobBytes)
+        }
+    }
+
+    /// Everything before the revision joins the queue: the delta expanded, the body as stored, the missing blobs
+    /// fetched. `nil` when the sender reported that it could not produce the revision.
+    private func prepareForCommit(_ request: RevRequest, noConflicts: Bool) async throws -> Queued? {
         if let errorCode = request.errorCode {
             logger.info(
                 "the peer reported a failed revision", metadata: ["doc": "\(request.docID)", "error": "\(errorCode)"])
@@ -71,14 +113,9 @@ struct RevisionReceiver: Sendable {
                     docID: request.docID, vector: vector, deleted: request.deleted, body: stored.data,
                     bodyScan: stored.scan))
         }
-        // Queued in arrival order, as LiteCore stores them: the sequences given here are the order in which
-        // `changes` later lists these documents.
-        let outcome = try await storeCall(countingFailuresIn: counters) {
-            try await withCheckedThrowingContinuation { continuation in
-                turn.perform { inserter.enqueue(prepared, resultTo: continuation) }
-            }
-        }
-        return Received(outcome: outcome, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
+        // Queued in arrival order by the caller, as LiteCore stores them: the sequences given there are the order
+        // in which `changes` later lists these documents.
+        return Queued(prepared: prepared, storedBytes: stored.data.count, fetchedBlobBytes: fetchedBlobBytes)
     }
 
     /// The request with its whole JSON body: as it came, or with its delta (`deltaSrc`) applied to the stored

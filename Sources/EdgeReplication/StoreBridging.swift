@@ -24,9 +24,16 @@ nonisolated(nonsending) func storeCall<Result>(
 ) async throws -> Result {
     do {
         return try await body()
-    } catch let error as StoreError {
-        let kind = ReplicationErrorKind(storeError: error)
-        if kind == .storage || kind == .diskFull { counters?.countError(kind) }
-        throw error.errorReply.blipError
+    } catch {
+        throw peerFacingError(error, countingFailuresIn: counters)
     }
+}
+
+/// What a store call's `error` reports to the peer, as `storeCall` does: a store failure as an `HTTP` error,
+/// counted in `counters` when the store itself failed; any other error as it is.
+func peerFacingError(_ error: any Error, countingFailuresIn counters: ReplicationCounters?) -> any Error {
+    guard let error = error as? StoreError else { return error }
+    let kind = ReplicationErrorKind(storeError: error)
+    if kind == .storage || kind == .diskFull { counters?.countError(kind) }
+    return error.errorReply.blipError
 }

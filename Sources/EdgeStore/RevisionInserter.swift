@@ -12,9 +12,12 @@ import Synchronization
 /// A lock, not an actor, guards the queue, so that joining it is synchronous: a caller that keeps its revisions in
 /// arrival order queues each one in its turn without a hop (`BLIPArrivalTurn`).
 package final class RevisionInserter: Sendable {
+    /// What a queued revision's caller is told once its transaction has committed or failed.
+    package typealias Completion = @Sendable (Result<ExistingRevisionResult, any Error>) -> Void
+
     private struct Waiting {
         let revision: DocumentDatabase.PreparedRevision
-        let continuation: CheckedContinuation<ExistingRevisionResult, any Error>
+        let completion: Completion
     }
 
     private struct Queue {
@@ -79,17 +82,16 @@ package final class RevisionInserter: Sendable {
     /// Queues a prepared revision and returns once the transaction holding it has committed.
     package func insert(_ prepared: Prepared) async throws -> ExistingRevisionResult {
         try await withCheckedThrowingContinuation { continuation in
-            enqueue(prepared, resultTo: continuation)
+            enqueue(prepared) { continuation.resume(with: $0) }
         }
     }
 
-    /// Queues a prepared revision at once, without suspending; `continuation` gets its result once the transaction
-    /// holding it has committed. Revisions are written in the order they are queued.
-    package func enqueue(
-        _ prepared: Prepared, resultTo continuation: CheckedContinuation<ExistingRevisionResult, any Error>
-    ) {
+    /// Queues a prepared revision at once, without suspending; `completion` gets its result, on the task writing
+    /// the batch, once the transaction holding it has committed. It must be quick: the revisions after it in the
+    /// batch wait for it. Revisions are written in the order they are queued.
+    package func enqueue(_ prepared: Prepared, then completion: @escaping Completion) {
         let startsWriter = queue.withLock { queue in
-            queue.waiting.append(Waiting(revision: prepared.revision, continuation: continuation))
+            queue.waiting.append(Waiting(revision: prepared.revision, completion: completion))
             guard !queue.isWriting else { return false }
             queue.isWriting = true
             return true
@@ -127,11 +129,11 @@ package final class RevisionInserter: Sendable {
                     do {
                         try await write([item])
                     } catch {
-                        item.continuation.resume(throwing: error)
+                        item.completion(.failure(error))
                     }
                 }
             } catch {
-                batch[0].continuation.resume(throwing: error)
+                batch[0].completion(.failure(error))
             }
             queue.withLock { $0.lastCommit = .now }
         }
@@ -141,7 +143,7 @@ package final class RevisionInserter: Sendable {
         let results = try await database.insertPreparedRevisions(
             batch.map(\.revision), in: collection, resolvingConflictsWith: resolver, receivedFrom: remote)
         for (item, result) in zip(batch, results) {
-            item.continuation.resume(returning: result)
+            item.completion(.success(result))
         }
     }
 }

@@ -87,17 +87,9 @@ package struct TestGateway {
             settings, databases: [DatabaseSettings(name: databaseName, collections: collections)],
             dataDirectory: directory.path)
         let listener = try SyncListener(configuration: configuration, environment: environment, logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await listener.run() }
+        try await whileRunning(listener, logger: logger) {
             guard let port = await listener.boundPort() else { throw TimedOut(what: "the listener to bind") }
-            let gateway = TestGateway(store: store, listener: listener, port: port, dataDirectory: directory)
-            do {
-                try await body(gateway)
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
+            try await body(TestGateway(store: store, listener: listener, port: port, dataDirectory: directory))
         }
     }
 }

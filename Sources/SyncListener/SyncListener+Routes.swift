@@ -7,6 +7,7 @@ import Hummingbird
 import NIOCore
 import ReplicationProtocol
 import SyncJSON
+import Synchronization
 
 extension SyncListener {
     /// A refused replication request: the HTTP answer the client gets.
@@ -41,6 +42,18 @@ extension SyncListener {
         var userAgent: String?
         /// The client's address, as `judgeUpgrade` saw it.
         var peer = "unknown"
+        /// Set when the WebSocket layer closed the connection for a frame that broke RFC 6455.
+        let frameViolation = FrameViolation()
+    }
+
+    /// Whether a connection was closed for a frame that broke RFC 6455, which the connection's session then sees
+    /// only as a socket that ended without a close frame.
+    final class FrameViolation: Sendable {
+        private let isSet = Atomic(false)
+
+        func record() { isSet.store(true, ordering: .releasing) }
+
+        var wasRecorded: Bool { isSet.load(ordering: .acquiring) }
     }
 
     /// The one check behind both the upgrade and the HTTP route: the upgrade goes ahead only for requests that

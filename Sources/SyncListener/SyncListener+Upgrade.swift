@@ -138,8 +138,9 @@ extension SyncListener {
             }
             switch ending.reason {
             case .closedByPeer where !ending.peerSentClose:
-                // The socket dropped under the connection: it ended without the peer's close frame.
-                accepted.counters.countError(.network)
+                // The socket ended without the peer's close frame: dropped under the connection, or closed by the
+                // WebSocket layer for a frame that broke the protocol.
+                accepted.counters.countError(accepted.frameViolation.wasRecorded ? .protocol : .network)
             case .closedByPeer, .closedLocally:
                 break
             case let reason:
@@ -148,7 +149,9 @@ extension SyncListener {
         } catch {
             self.logger.debug("replication connection ended", metadata: ["error": "\(error)"])
             // The socket failed under the connection (reset, timed out); a shutdown cancels quietly.
-            if !(error is CancellationError) { accepted.counters.countError(.network) }
+            if !(error is CancellationError) {
+                accepted.counters.countError(accepted.frameViolation.wasRecorded ? .protocol : .network)
+            }
         }
         await session.stop()
     }

@@ -104,7 +104,8 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         try channel.pipeline.syncOperations.addHandler(
                             RequestBehindUpgradeGuard(logger: logger), position: .before(frameDecoder))
                         try channel.pipeline.syncOperations.addHandler(
-                            UnmaskedClientFrameGuard(logger: logger), position: .after(frameDecoder))
+                            UnmaskedClientFrameGuard(logger: logger, violation: accepted.frameViolation),
+                            position: .after(frameDecoder))
                         if let closer = try? channel.pipeline.syncOperations.handler(type: IdleConnectionCloser.self) {
                             closer.speaksWebSocket = true
                         }

@@ -145,6 +145,29 @@ struct ListenerResourceLimitTests {
             sourceLocation: sourceLocation)
     }
 
+    @Test(
+        "refused frames count as protocol errors, not network ones: a reserved opcode, a 126-byte ping, unmasked, text",
+        arguments: [
+            webSocketFrame(opcode: 0x3, payload: [1, 2, 3]),
+            webSocketFrame(opcode: 0x9, payload: Array(repeating: 7, count: 126)),
+            webSocketFrame(opcode: 0x2, payload: [1, 0, 0], masked: false),
+            webSocketFrame(opcode: 0x1, payload: Array("hello".utf8)),
+        ])
+    func refusedFrameIsAProtocolError(frame: [UInt8]) async throws {
+        try await TestGateway.run { gateway in
+            let counters = try #require(gateway.listener.databaseReplicationCounters["db"])
+            let exchange = try await RawExchange.run(
+                port: gateway.port, chunks: HostileInputTests.afterUpgrade(frame), quietFor: .seconds(10))
+            #expect(exchange.received.starts(with: Array("HTTP/1.1 101".utf8)))
+            try await eventually("the session to end") { await gateway.listener.status().activeConnections == 0 }
+            try await eventually("the error to be counted") {
+                counters.errors(of: .protocol) + counters.errors(of: .network) > 0
+            }
+            #expect(counters.errors(of: .protocol) == 1)
+            #expect(counters.errors(of: .network) == 0)
+        }
+    }
+
     @Test("a client that drops its socket without a close frame counts as a network error of its database")
     func droppedSocket() async throws {
         try await TestGateway.run { gateway in

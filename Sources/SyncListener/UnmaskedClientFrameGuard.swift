@@ -10,9 +10,9 @@ import NIOWebSocket
 /// so this check sits right after the decoder. Couchbase Lite masks every frame it sends (spec §1.6).
 ///
 /// Being right after the decoder, it also sees the decoder's refusals (a control frame over 125 bytes or
-/// fragmented, a frame over the size limit) on their way to NIO's handler that closes with 1002. Both are noted in
-/// `violation`, so that the session, which sees only a socket that ended without a close frame, counts a protocol
-/// error rather than a network one.
+/// fragmented, a frame over the size limit) on their way to NIO's handler that closes with 1002 or 1009. Both kinds
+/// are noted in `violation`, so that the session, which sees only a socket that ended without a close frame, counts
+/// a protocol error rather than a network one.
 final class UnmaskedClientFrameGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = WebSocketFrame
@@ -35,7 +35,7 @@ final class UnmaskedClientFrameGuard: ChannelInboundHandler, RemovableChannelHan
                 "closing WebSocket connection: the client sent a frame the WebSocket decoder refused",
                 metadata: [
                     "peer": .string(SyncListener.peerDescription(context.remoteAddress)),
-                    "ws.error": "\(error)", "ws.close_code": "1002",
+                    "ws.error": "\(error)",
                 ])
         }
         context.fireErrorCaught(error)

@@ -130,11 +130,9 @@ extension PassiveReplicationSession {
         let acknowledgement = request.reply()
         try await receiver.receive(decoded, noConflicts: decoded.noConflicts, turn: turn) { [counters] result in
             reply.answer(
-                result.flatMap { received in
-                    Result { () throws(BLIPErrorReply) in
-                        try Self.countStored(received, in: counters)
-                        return acknowledgement
-                    }.mapError { $0 }
+                Result {
+                    try Self.countStored(result.get(), in: counters)
+                    return acknowledgement
                 })
         }
     }

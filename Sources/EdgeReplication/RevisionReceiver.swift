@@ -43,12 +43,9 @@ struct RevisionReceiver: Sendable {
     /// `turn` is the `rev`'s place in arrival order, which is the order the revisions are stored in.
     func receive(_ request: RevRequest, noConflicts: Bool, turn: BLIPArrivalTurn) async throws -> Received? {
         guard let queued = try await prepareForCommit(request, noConflicts: noConflicts) else { return nil }
-        let outcome = try await storeCall(countingFailuresIn: counters) {
-            try await withCheckedThrowingContinuation { continuation in
-                turn.perform { inserter.enqueue(queued.prepared) { continuation.resume(with: $0) } }
-            }
+        return try await withCheckedThrowingContinuation { continuation in
+            commit(queued, turn: turn) { continuation.resume(with: $0) }
         }
-        return queued.received(outcome)
     }
 
     /// Stores `request` as `receive(_:noConflicts:turn:)` does, but returns once the revision is queued for the
@@ -62,6 +59,15 @@ struct RevisionReceiver: Sendable {
             completion(.success(nil))
             return
         }
+        commit(queued, turn: turn) { completion($0.map { $0 }) }
+    }
+
+    /// Queues `queued` for the group commit in its turn; `completion` gets its outcome, with store failures
+    /// reported to the peer as `storeCall` reports them.
+    private func commit(
+        _ queued: Queued, turn: BLIPArrivalTurn,
+        then completion: @escaping @Sendable (Result<Received, any Error>) -> Void
+    ) {
         turn.perform { [inserter, counters] in
             inserter.enqueue(queued.prepared) { result in
                 completion(

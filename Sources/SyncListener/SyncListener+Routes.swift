@@ -44,6 +44,12 @@ extension SyncListener {
         var peer = "unknown"
         /// Set when the WebSocket layer closed the connection for a frame that broke RFC 6455.
         let frameViolation = FrameViolation()
+
+        /// What a connection that ended without the peer's close frame counts as: a protocol error when the
+        /// WebSocket layer closed it for a bad frame, otherwise a socket that dropped or failed.
+        var endedWithoutCloseFrame: ReplicationErrorKind {
+            frameViolation.wasRecorded ? .protocol : .network
+        }
     }
 
     /// Whether a connection was closed for a frame that broke RFC 6455, which the connection's session then sees

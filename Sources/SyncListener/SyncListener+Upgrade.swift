@@ -140,7 +140,7 @@ extension SyncListener {
             case .closedByPeer where !ending.peerSentClose:
                 // The socket ended without the peer's close frame: dropped under the connection, or closed by the
                 // WebSocket layer for a frame that broke the protocol.
-                accepted.counters.countError(accepted.frameViolation.wasRecorded ? .protocol : .network)
+                accepted.counters.countError(accepted.endedWithoutCloseFrame)
             case .closedByPeer, .closedLocally:
                 break
             case let reason:
@@ -150,7 +150,7 @@ extension SyncListener {
             self.logger.debug("replication connection ended", metadata: ["error": "\(error)"])
             // The socket failed under the connection (reset, timed out); a shutdown cancels quietly.
             if !(error is CancellationError) {
-                accepted.counters.countError(accepted.frameViolation.wasRecorded ? .protocol : .network)
+                accepted.counters.countError(accepted.endedWithoutCloseFrame)
             }
         }
         await session.stop()

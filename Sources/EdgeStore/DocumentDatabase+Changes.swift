@@ -138,6 +138,9 @@ package struct ChangeFeed: AsyncSequence, Sendable {
         package private(set) var lastSequence: Int64
         /// The commit generation seen before the last look at the database.
         private var observedCommits: UInt64 = 0
+        /// The generation observed before a look that came back short of `batchSize`, which saw the feed's end:
+        /// until something commits after it, another look can only find nothing.
+        private var endSeenAtGeneration: UInt64?
 
         init(feed: ChangeFeed, lastSequence: Int64) {
             self.feed = feed
@@ -159,11 +162,18 @@ package struct ChangeFeed: AsyncSequence, Sendable {
 
         /// The next batch already committed, or `nil` when the feed has caught up. A consumer that must
         /// know when it has caught up (to report itself idle) calls this, then `waitForCommit()`.
+        ///
+        /// A feed that has just been given a short batch is caught up unless something committed since it looked:
+        /// then it answers `nil` without another query. A fan-out of one write to a thousand caught-up feeds would
+        /// otherwise cost each of them a second look, only to find nothing.
         package mutating func nextCommitted() async throws -> [Change]? {
-            observedCommits = feed.database.commits.generation
+            let generation = feed.database.commits.generation
+            if endSeenAtGeneration == generation { return nil }
+            observedCommits = generation
             let batch = try await feed.database.sharedChanges(
                 in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options,
                 observedGeneration: observedCommits)
+            endSeenAtGeneration = batch.count < feed.batchSize ? generation : nil
             guard let last = batch.last else { return nil }
             lastSequence = last.sequence
             return batch

@@ -104,6 +104,31 @@ struct ChangesTests {
         }
     }
 
+    @Test("a feed given a short batch answers nil without another query until something commits")
+    func shortBatchMeansCaughtUp() async throws {
+        try await withDatabase { database in
+            try await database.save("first", body: json("{}"), parentRevID: nil)
+            var iterator = database.changeFeed(since: 0, batchSize: 5).makeAsyncIterator()
+            #expect(try await iterator.nextCommitted()?.map(\.docID) == ["first"])
+            #expect(database.sharedChangesReads.keptReads == 1)
+            #expect(try await iterator.nextCommitted() == nil)
+            // The query from the new last sequence would be a second kept read of this generation.
+            #expect(database.sharedChangesReads.keptReads == 1)
+            try await database.save("second", body: json("{}"), parentRevID: nil)
+            #expect(try await iterator.nextCommitted()?.map(\.docID) == ["second"])
+            #expect(try await iterator.nextCommitted() == nil)
+
+            // A full batch says nothing of what follows it: the next call looks again.
+            for index in 0..<5 {
+                try await database.save("more-\(index)", body: json("{}"), parentRevID: nil)
+            }
+            var full = database.changeFeed(since: 0, batchSize: 7).makeAsyncIterator()
+            #expect(try await full.nextCommitted()?.count == 7)
+            #expect(try await full.nextCommitted() == nil)
+            #expect(database.sharedChangesReads.keptReads == 2)
+        }
+    }
+
     @Test("Every change is delivered exactly once, in order, while commits race the consumer")
     func exactlyOnce() async throws {
         try await withDatabase { database in

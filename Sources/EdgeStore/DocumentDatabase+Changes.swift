@@ -138,9 +138,9 @@ package struct ChangeFeed: AsyncSequence, Sendable {
         package private(set) var lastSequence: Int64
         /// The commit generation seen before the last look at the database.
         private var observedCommits: UInt64 = 0
-        /// The generation observed before a look that came back short of `batchSize`, which saw the feed's end:
-        /// until something commits after it, another look can only find nothing.
-        private var endSeenAtGeneration: UInt64?
+        /// Whether the last look came back short of `batchSize`, so saw the feed's end: until something commits
+        /// after `observedCommits`, another look can only find nothing.
+        private var lastLookReachedEnd = false
 
         init(feed: ChangeFeed, lastSequence: Int64) {
             self.feed = feed
@@ -168,12 +168,12 @@ package struct ChangeFeed: AsyncSequence, Sendable {
         /// otherwise cost each of them a second look, only to find nothing.
         package mutating func nextCommitted() async throws -> [Change]? {
             let generation = feed.database.commits.generation
-            if endSeenAtGeneration == generation { return nil }
+            if lastLookReachedEnd && generation == observedCommits { return nil }
             observedCommits = generation
             let batch = try await feed.database.sharedChanges(
                 in: feed.collection, since: lastSequence, limit: feed.batchSize, options: feed.options,
                 observedGeneration: observedCommits)
-            endSeenAtGeneration = batch.count < feed.batchSize ? generation : nil
+            lastLookReachedEnd = batch.count < feed.batchSize
             guard let last = batch.last else { return nil }
             lastSequence = last.sequence
             return batch

@@ -63,3 +63,38 @@ release_binaries() {
     done
     swift build -c release --show-bin-path
 }
+
+# Starts the gateway BINARY on CONFIG under valgrind's callgrind with counting off, its profiles going to
+# DIR/callgrind.out*, and sets callgrind_pid once OPS_PORT answers. It is started again if it does not become
+# ready within 120 probes (a minute while it refuses connections, up to ten once it accepts them and does not
+# answer): once (2026-11-29, in CI's run of bb260b2) the gateway under valgrind stopped for good before its first
+# answer, a NIO thread parked inside the Swift runtime's metadata cache (swift_getTupleTypeMetadata) with the
+# process using no CPU, and the run hung on its readiness probe.
+start_under_callgrind() {
+    local binary="$1" config="$2" ops_port="$3" dir="$4"
+    for _ in 1 2 3; do
+        valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/callgrind.out" \
+            "$binary" "$config" >"$dir/gateway.log" 2>&1 &
+        callgrind_pid=$!
+        wait_until_ready "$ops_port" "$callgrind_pid" "$dir/gateway.log" 120 && return 0
+        kill -KILL "$callgrind_pid" 2>/dev/null || true
+        wait "$callgrind_pid" 2>/dev/null || true
+        rm -f "$dir"/callgrind.out*
+        echo "the gateway under valgrind did not become ready; starting it again" >&2
+    done
+    echo "the gateway under valgrind did not become ready in 3 attempts" >&2
+    return 1
+}
+
+# Dumps what the gateway started by start_under_callgrind in DIR has counted since its last dump, as LABEL, and
+# prints the profile's path once callgrind has finished writing it.
+dump_callgrind() {
+    local label="$1" dir="$2" dump
+    callgrind_control --dump="$label" "$callgrind_pid" >/dev/null
+    for _ in $(seq 100); do
+        dump="$(grep -l "^desc: Trigger: dump $label$" "$dir"/callgrind.out* 2>/dev/null | head -1 || true)"
+        [ -n "$dump" ] && grep -q '^totals:' "$dump" && break
+        sleep 0.2
+    done
+    echo "$dump"
+}

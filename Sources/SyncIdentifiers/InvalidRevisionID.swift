@@ -2,7 +2,7 @@
 /// it in its own error: a peer is answered in the replication protocol's words, which peers and RELIABILITY.md
 /// already know.
 public struct InvalidRevisionID: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: Hashable, Sendable, CustomStringConvertible {
+    public enum Reason: Error, Hashable, Sendable, CustomStringConvertible {
         case missingSeparator
         case generationNotDecimal
         /// The text's generation is `0` or has a leading zero.

@@ -28,12 +28,14 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
     /// Parses a whole vector as a `proposeChanges` row carries it: `cv[, mv…][; pv…]`, with optional spaces after
     /// the delimiters and rev-tree IDs after the last version.
     package init(_ text: String) throws(InvalidVersion) {
-        let parts = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
         do throws(InvalidVersion.Reason) {
-            let head = try Self.entries(parts[0])
-            guard case .version(let current)? = head.first else { throw .emptyVector }
-            let tail = parts.count > 1 ? try Self.entries(parts[1]) : []
-            try self.init(current: current, rest: Array(head.dropFirst()), previous: tail)
+            self = try scanning(Substring(text)) { bytes throws(InvalidVersion.Reason) in
+                let (headText, tailText) = bytes.splitOnce(at: UInt8(ascii: ";"))
+                let head = try Self.entries(headText)
+                guard case .version(let current)? = head.first else { throw .emptyVector }
+                let tail = try tailText.map(Self.entries) ?? []
+                return try HybridLogicalVector(current: current, rest: Array(head.dropFirst()), previous: tail)
+            }
         } catch {
             throw InvalidVersion(text: text, reason: error)
         }
@@ -45,12 +47,15 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
         let current = try Version(revision)
         // An absent history reads as an empty one: no entries before or after the `;`.
         let history = history ?? ""
-        let parts = history.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
         do throws(InvalidVersion.Reason) {
-            if parts.count > 1 {
-                try self.init(current: current, rest: try Self.entries(parts[0]), previous: try Self.entries(parts[1]))
-            } else {
-                try self.init(current: current, rest: [], previous: try Self.entries(parts[0]))
+            self = try scanning(Substring(history)) { bytes throws(InvalidVersion.Reason) in
+                switch bytes.splitOnce(at: UInt8(ascii: ";")) {
+                case (let merge, let previous?):
+                    try HybridLogicalVector(
+                        current: current, rest: try Self.entries(merge), previous: try Self.entries(previous))
+                case (let previous, nil):
+                    try HybridLogicalVector(current: current, rest: [], previous: try Self.entries(previous))
+                }
             }
             try checkCurrentIsNewest()
         } catch {
@@ -91,27 +96,25 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
     }
 
     /// The comma-separated entries of one part; empty for an empty or blank part (a trailing `;`).
-    private static func entries(_ part: Substring) throws(InvalidVersion.Reason) -> [Entry] {
-        let trimmed = part.trimmingSpaces
-        guard !trimmed.isEmpty else { return [] }
+    private static func entries(_ part: VersionTextBytes) throws(InvalidVersion.Reason) -> [Entry] {
+        var rest = part.trimmingSpaces
+        guard !rest.isEmpty else { return [] }
         var entries: [Entry] = []
-        for item in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
+        while true {
+            let (item, remainder) = rest.splitOnce(at: UInt8(ascii: ","))
             let text = item.trimmingSpaces
-            if Version.isVersionText(text) {
-                do throws(InvalidVersion) {
-                    entries.append(.version(try Version(text)))
-                } catch {
-                    throw error.reason
-                }
+            if text.contains(UInt8(ascii: "@")) {
+                entries.append(.version(try Version(textBytes: text)))
             } else {
                 do throws(InvalidRevisionID) {
-                    entries.append(.legacy(try RevisionID(String(text))))
+                    entries.append(.legacy(try RevisionID(String(decoding: text, as: UTF8.self))))
                 } catch {
                     throw .invalidLegacyRevision(error.reason)
                 }
             }
+            guard let remainder else { return entries }
+            rest = remainder
         }
-        return entries
     }
 
     /// The vector as `proposeChanges` sends it: `cv, mv…; pv…`, the part after `;` left out when empty.
@@ -152,14 +155,5 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
         if covers(other.current) { return .newer }
         if other.covers(current) { return .older }
         return .conflicting
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingSpaces: Substring {
-        guard let first = firstIndex(where: { $0 != " " }), let last = lastIndex(where: { $0 != " " }) else {
-            return ""
-        }
-        return self[first...last]
     }
 }

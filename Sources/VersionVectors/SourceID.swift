@@ -29,13 +29,16 @@ public struct SourceID: Hashable, Sendable, CustomStringConvertible {
     /// Parses 22 base64 characters (standard or URL-safe alphabet) whose last two bits are zero: the one text of
     /// 16 bytes, so that a source has one spelling.
     package init(_ text: Substring) throws(InvalidVersion.Reason) {
-        let utf8 = text.utf8
-        guard utf8.count == Self.textLength else { throw .sourceLength(utf8.count) }
+        self = try scanning(text, SourceID.init(textBytes:))
+    }
+
+    init(textBytes bytes: VersionTextBytes) throws(InvalidVersion.Reason) {
+        guard bytes.count == Self.textLength else { throw .sourceLength(bytes.count) }
         // Character i holds bits 6i to 6i+5 of the 128, counted from the most significant; the last one holds
         // the final 2 bits and 4 zero bits.
         var high: UInt64 = 0
         var low: UInt64 = 0
-        for (index, character) in utf8.enumerated() {
+        for (index, character) in bytes.enumerated() {
             guard let sextet = Self.sextet(character).map(UInt64.init) else { throw .sourceNotBase64 }
             let position = 6 * index
             switch position {

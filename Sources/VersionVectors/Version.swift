@@ -13,19 +13,32 @@ public struct Version: Hashable, Sendable, CustomStringConvertible {
     /// written lowercase.
     public init(_ text: Substring) throws(InvalidVersion) {
         do throws(InvalidVersion.Reason) {
-            guard let at = text.firstIndex(of: "@") else { throw .missingSeparator }
-            let hex = text[..<at]
-            guard !hex.isEmpty, hex.utf8.allSatisfy(\.isHexDigit) else { throw .timestampNotHex }
-            guard hex.utf8.count <= 16, let timestamp = UInt64(hex, radix: 16) else { throw .timestampTooLong }
-            guard timestamp > 0 else { throw .timestampZero }
-            self.init(timestamp: timestamp, source: try SourceID(text[text.index(after: at)...]))
+            self = try scanning(text, Version.init(textBytes:))
         } catch {
             throw InvalidVersion(text: String(text), reason: error)
         }
     }
 
     public init(_ text: String) throws(InvalidVersion) {
-        try self.init(Substring(text))
+        do throws(InvalidVersion.Reason) {
+            self = try scanning(Substring(text), Version.init(textBytes:))
+        } catch {
+            throw InvalidVersion(text: text, reason: error)
+        }
+    }
+
+    init(textBytes bytes: VersionTextBytes) throws(InvalidVersion.Reason) {
+        guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else { throw .missingSeparator }
+        let hex = bytes[..<at]
+        guard !hex.isEmpty else { throw .timestampNotHex }
+        var timestamp: UInt64 = 0
+        for byte in hex {
+            guard let nibble = byte.hexValue else { throw .timestampNotHex }
+            timestamp = timestamp << 4 | UInt64(nibble)
+        }
+        guard hex.count <= 16 else { throw .timestampTooLong }
+        guard timestamp > 0 else { throw .timestampZero }
+        self.init(timestamp: timestamp, source: try SourceID(textBytes: bytes[(at + 1)...]))
     }
 
     public var description: String {
@@ -52,18 +65,27 @@ public struct Version: Hashable, Sendable, CustomStringConvertible {
     /// Whether `text` names versions rather than a rev-tree ID: only versions hold an `@`. Looked for byte by byte:
     /// Foundation's `contains(_:)` is a locale-aware search, which cost about 10,000 instructions for every
     /// `proposeChanges` row and every `rev` (callgrind, `scripts/perf/instructions`). Not generic: a generic
-    /// version is not specialised across modules, and iterates through the standard library's generic code.
+    /// version is not specialised across modules, and iterates through the standard library's generic code. Over
+    /// the text's storage where it has one: through `String.UTF8View` each byte costs about 25 instructions.
     package static func isVersionText(_ text: String) -> Bool {
-        text.utf8.contains(UInt8(ascii: "@"))
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "@")) }
+            ?? text.utf8.contains(UInt8(ascii: "@"))
     }
 
     package static func isVersionText(_ text: Substring) -> Bool {
-        text.utf8.contains(UInt8(ascii: "@"))
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "@")) }
+            ?? text.utf8.contains(UInt8(ascii: "@"))
     }
 }
 
 extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (0x30...0x39).contains(self) || (0x61...0x66).contains(self) || (0x41...0x46).contains(self)
+    /// The value of a hex digit of either case.
+    fileprivate var hexValue: UInt8? {
+        switch self {
+        case 0x30...0x39: self - 0x30
+        case 0x61...0x66: self - 0x61 + 10
+        case 0x41...0x46: self - 0x41 + 10
+        default: nil
+        }
     }
 }

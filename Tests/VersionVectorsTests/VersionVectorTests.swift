@@ -39,6 +39,21 @@ struct VersionVectorTests {
         }
     }
 
+    @Test("A version inside a longer text reads from its own bytes only, and a vector's spaces and cases are its own")
+    func parsesSlicesInPlace() throws {
+        let line = "cv=18EBD07F63C50000@ddja2MCRTril1aX52skGJg;"
+        let start = try #require(line.firstIndex(of: "="))
+        let end = try #require(line.firstIndex(of: ";"))
+        let slice = line[line.index(after: start)..<end]
+        #expect(try Version(slice) == Version("18ebd07f63c50000@ddja2MCRTril1aX52skGJg"))
+        let vector = try HybridLogicalVector(
+            "  18ebd0850a630000@\(Self.clientA) ,18ebd08474560000@\(Self.clientB),  "
+                + "18ebd08474550000@ddja2MCRTril1aX52skGJg ;  3-ab , 2-cd  ")
+        #expect(vector.merge.count == 2)
+        #expect(vector.legacy.map(\.description) == ["3-ab", "2-cd"])
+        #expect(try HybridLogicalVector(vector.description) == vector)
+    }
+
     @Test("The node's source ID is its node ID's 16 bytes, in base64 without padding")
     func sourceFromNodeID() throws {
         let uuid = try #require(UUID(uuidString: "75d8dad8-c091-4eb8-a5d5-a5f9dac90626"))

@@ -15,6 +15,6 @@ extension RevisionID {
         hasher.update(data: parentBytes)
         hasher.update(data: [deleted ? 1 : 0])
         hasher.update(data: canonicalBody)
-        return RevisionID(generation: (parent?.generation ?? 0) + 1, digestBytes: hasher.finalize())
+        return RevisionID(generation: (parent?.generation ?? 0) + 1, digestBytes: Array(hasher.finalize()))
     }
 }

@@ -82,7 +82,7 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// A revision ID whose digest is `digestBytes` in lowercase hex, for digests made here rather than received: a
     /// minted revision's SHA-1, LiteCore's placeholders. Their length is fixed and fits beside any generation, so
     /// an ID this refuses is a programming error, not input to report.
-    public init(generation: UInt32, digestBytes: some Sequence<UInt8>) {
+    public init(generation: UInt32, digestBytes: [UInt8]) {
         do {
             self = try RevisionID(generation: generation, digest: digestBytes.hexEncoded())
         } catch {
@@ -90,7 +90,29 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
         }
     }
 
-    public var description: String { "\(generation)-\(digest)" }
+    /// Written in one buffer rather than interpolated, which cost about 840 instructions an ID: the store and the
+    /// protocol write several for every revision.
+    public var description: String {
+        var digest = digest
+        return digest.withUTF8 { digestBytes in
+            var generationDigits = 1
+            var remainder = generation / 10
+            while remainder > 0 {
+                generationDigits += 1
+                remainder /= 10
+            }
+            return String(unsafeUninitializedCapacity: generationDigits + 1 + digestBytes.count) { text in
+                var value = generation
+                for index in stride(from: generationDigits - 1, through: 0, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                text[generationDigits] = UInt8(ascii: "-")
+                _ = UnsafeMutableBufferPointer(rebasing: text[(generationDigits + 1)...]).initialize(from: digestBytes)
+                return generationDigits + 1 + digestBytes.count
+            }
+        }
+    }
 
     public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
         lhs.generation != rhs.generation ? lhs.generation < rhs.generation : lhs.digest < rhs.digest

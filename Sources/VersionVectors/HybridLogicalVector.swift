@@ -119,16 +119,28 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
 
     /// The vector as `proposeChanges` sends it: `cv, mv…; pv…`, the part after `;` left out when empty.
     package var description: String {
-        let head = ([current] + merge).map(\.description).joined(separator: ", ")
-        let tail = previous.map(\.description) + legacy.map(\.description)
-        return tail.isEmpty ? head : head + "; " + tail.joined(separator: ", ")
+        var text = VectorText(capacity: (1 + merge.count + previous.count) * 42 + legacy.count * 44)
+        text.append(current)
+        for version in merge {
+            text.append(version, after: ", ")
+        }
+        text.appendPrevious(previous, legacy, after: "; ")
+        return text.string
     }
 
     /// The `history` property of a `rev` carrying this vector; nil for a vector of one version.
     package var history: String? {
-        let tail = (previous.map(\.description) + legacy.map(\.description)).joined(separator: ", ")
-        if merge.isEmpty { return tail.isEmpty ? nil : tail }
-        return merge.map(\.description).joined(separator: ", ") + "; " + tail
+        guard !merge.isEmpty || !previous.isEmpty || !legacy.isEmpty else { return nil }
+        var text = VectorText(capacity: (merge.count + previous.count) * 42 + legacy.count * 44)
+        if !merge.isEmpty {
+            for (index, version) in merge.enumerated() {
+                text.append(version, after: index == 0 ? "" : ", ")
+            }
+            // Even with nothing after it: without the `;`, merge versions would read as previous ones.
+            text.append("; ")
+        }
+        text.appendPrevious(previous, legacy, after: "")
+        return text.string
     }
 
     /// Every version, the current one first.
@@ -155,5 +167,44 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
         if covers(other.current) { return .newer }
         if other.covers(current) { return .older }
         return .conflicting
+    }
+}
+
+/// A vector's text as it is written, built in one buffer: every `rev` and `changes` row sent to a CBMobile_4 peer,
+/// and every revision stored, writes one.
+private struct VectorText {
+    private var bytes: [UInt8] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func append(_ version: Version, after separator: StaticString = "") {
+        append(separator)
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: version.textLength))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            version.write(into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
+    /// The previous versions, then the legacy revisions, separated by `, `; `lead` goes before them when there
+    /// are any.
+    mutating func appendPrevious(_ previous: [Version], _ legacy: [RevisionID], after lead: StaticString) {
+        guard !previous.isEmpty || !legacy.isEmpty else { return }
+        append(lead)
+        for (index, version) in previous.enumerated() {
+            append(version, after: index == 0 ? "" : ", ")
+        }
+        for (index, revision) in legacy.enumerated() {
+            append(index == 0 && previous.isEmpty ? "" : ", ")
+            bytes.append(contentsOf: revision.description.utf8)
+        }
+    }
+
+    mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 }

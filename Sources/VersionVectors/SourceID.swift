@@ -58,18 +58,23 @@ public struct SourceID: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         String(unsafeUninitializedCapacity: Self.textLength) { buffer in
-            for index in 0..<Self.textLength {
-                let position = 6 * index
-                let sextet: UInt64 =
-                    switch position {
-                    case ..<60: high >> UInt64(58 - position) & 0x3F
-                    case 60: (high & 0xF) << 2 | low >> 62
-                    case ..<126: low >> UInt64(122 - position) & 0x3F
-                    default: (low & 0x3) << 4
-                    }
-                buffer[index] = Self.alphabet[Int(sextet)]
-            }
+            write(into: UnsafeMutableBufferPointer(rebasing: buffer[...]))
             return Self.textLength
+        }
+    }
+
+    /// Writes the 22 characters of the text at the start of `buffer`, which has room for them.
+    func write(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        for index in 0..<Self.textLength {
+            let position = 6 * index
+            let sextet: UInt64 =
+                switch position {
+                case ..<60: high >> UInt64(58 - position) & 0x3F
+                case 60: (high & 0xF) << 2 | low >> 62
+                case ..<126: low >> UInt64(122 - position) & 0x3F
+                default: (low & 0x3) << 4
+                }
+            buffer[index] = Self.alphabet[Int(sextet)]
         }
     }
 

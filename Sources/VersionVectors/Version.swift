@@ -42,22 +42,27 @@ public struct Version: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        // Written without intermediate strings: a received revision's versions are written again and again.
-        let source = source.description
-        let digits = max(1, (64 - timestamp.leadingZeroBitCount + 3) / 4)
-        return String(unsafeUninitializedCapacity: digits + 1 + source.utf8.count) { buffer in
-            for index in 0..<digits {
-                let nibble = Int(timestamp >> UInt64(4 * (digits - 1 - index)) & 0xF)
-                buffer[index] = Self.hexDigits[nibble]
-            }
-            buffer[digits] = UInt8(ascii: "@")
-            var index = digits + 1
-            for byte in source.utf8 {
-                buffer[index] = byte
-                index += 1
-            }
-            return index
+        String(unsafeUninitializedCapacity: textLength) { buffer in
+            write(into: buffer)
+            return textLength
         }
+    }
+
+    /// The length of the text: the timestamp's hex digits, `@` and the source.
+    var textLength: Int { timestampDigits + 1 + SourceID.textLength }
+
+    private var timestampDigits: Int { max(1, (64 - timestamp.leadingZeroBitCount + 3) / 4) }
+
+    /// Writes the text at the start of `buffer`, which has room for `textLength` bytes. A received revision's
+    /// versions are written again and again, so without intermediate strings.
+    func write(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let digits = timestampDigits
+        for index in 0..<digits {
+            let nibble = Int(timestamp >> UInt64(4 * (digits - 1 - index)) & 0xF)
+            buffer[index] = Self.hexDigits[nibble]
+        }
+        buffer[digits] = UInt8(ascii: "@")
+        source.write(into: UnsafeMutableBufferPointer(rebasing: buffer[(digits + 1)...]))
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

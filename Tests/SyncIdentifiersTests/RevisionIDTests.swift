@@ -93,7 +93,7 @@ struct RevisionIDTests {
     func formerStoreIDsStillParse() throws {
         // The store wrote the description of IDs it had validated: a generation of 1...2^32-1 and an even-length,
         // lowercase hex digest of 1 to 37 bytes.
-        for generation: UInt32 in [1, 127, 128, 16384, 2_097_152, 268_435_456, .max] {
+        for generation: UInt32 in [1, 9, 10, 99, 100, 127, 128, 16384, 2_097_152, 268_435_456, .max] {
             for digestBytes in 1...37 {
                 let text = "\(generation)-" + String(repeating: "0f", count: digestBytes)
                 #expect(try RevisionID(text).description == text)

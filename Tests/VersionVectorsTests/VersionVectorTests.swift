@@ -54,6 +54,28 @@ struct VersionVectorTests {
         #expect(try HybridLogicalVector(vector.description) == vector)
     }
 
+    @Test("Every shape of vector writes its text and its rev history, and reads back from either")
+    func vectorShapesWriteAndReadBack() throws {
+        let cv = "18ebd0850a630000@\(Self.clientA)"
+        let m1 = "18ebd08474560000@\(Self.clientB)"
+        let m2 = "18ebd08474550000@ddja2MCRTril1aX52skGJg"
+        let p1 = "18ebd08474540000@AAAAAAAAAAAAAAAAAAAAAA"
+        let shapes: [(text: String, history: String?)] = [
+            (cv, nil),
+            ("\(cv); \(p1)", p1),
+            ("\(cv); 2-ab", "2-ab"),
+            ("\(cv); \(p1), 3-ab, 2-cd", "\(p1), 3-ab, 2-cd"),
+            ("\(cv), \(m1), \(m2)", "\(m1), \(m2); "),
+            ("\(cv), \(m1), \(m2); \(p1), 3-ab", "\(m1), \(m2); \(p1), 3-ab"),
+        ]
+        for (text, history) in shapes {
+            let vector = try HybridLogicalVector(text)
+            #expect(vector.description == text)
+            #expect(vector.history == history)
+            #expect(try HybridLogicalVector(revision: vector.current.description, history: vector.history) == vector)
+        }
+    }
+
     @Test("The node's source ID is its node ID's 16 bytes, in base64 without padding")
     func sourceFromNodeID() throws {
         let uuid = try #require(UUID(uuidString: "75d8dad8-c091-4eb8-a5d5-a5f9dac90626"))

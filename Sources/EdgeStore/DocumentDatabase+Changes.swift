@@ -85,23 +85,32 @@ extension DocumentDatabase {
             SELECT sequence, doc_id, winning_rev_id, deleted, body_size, version FROM documents
             WHERE collection_id = ? AND sequence > ?
             """
-        var arguments: StatementArguments = [collectionID, sequence]
+        var arguments: [DirectArgument] = [.integer(collectionID), .integer(sequence)]
         if options.activeOnly { sql += " AND deleted = 0" }
         if let docIDs = options.docIDs {
             guard !docIDs.isEmpty else { return [] }
             sql += " AND doc_id IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
-            arguments += StatementArguments(Array(docIDs))
+            arguments += docIDs.map { .text($0) }
         }
         sql += " ORDER BY sequence LIMIT ?"
-        arguments += [Int64(clamping: limit)]
-        // Feeds run this after every commit: without document IDs it has two shapes, kept compiled.
+        arguments.append(.integer(Int64(clamping: limit)))
+        // Feeds run this after every commit: without document IDs it has two shapes, kept compiled. Read straight
+        // from SQLite: through GRDB's `Row`, whose decoding is generic and not specialised here, each change cost
+        // about 12,000 instructions.
         let statement = options.docIDs == nil ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-        return try Row.fetchAll(statement, arguments: arguments).map { row in
-            Change(
-                sequence: row[0], docID: row[1], revID: try RevisionID(stored: row[2], in: "documents"),
-                deleted: row[3], bodySize: row[4],
-                version: try (row[5] as String?).map { try Version(stored: $0, in: "documents") })
+        var changes: [Change] = []
+        try statement.directRows(arguments) { row in
+            guard let docID = row.string(1) else {
+                throw StoreError.corruptDatabase(path: "documents", reason: "a stored document ID is NULL")
+            }
+            changes.append(
+                Change(
+                    sequence: row.int64(0), docID: docID,
+                    revID: try RevisionID(stored: row.string(2), in: "documents"),
+                    deleted: row.bool(3), bodySize: Int(row.int64(4)),
+                    version: try row.string(5).map { try Version(stored: $0, in: "documents") }))
         }
+        return changes
     }
 }
 

@@ -119,7 +119,7 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
 
     /// The vector as `proposeChanges` sends it: `cv, mv…; pv…`, the part after `;` left out when empty.
     package var description: String {
-        var text = VectorText(capacity: (1 + merge.count + previous.count) * 42 + legacy.count * 44)
+        var text = VectorText(versions: 1 + merge.count + previous.count, legacy: legacy.count)
         text.append(current)
         for version in merge {
             text.append(version, after: ", ")
@@ -131,7 +131,7 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
     /// The `history` property of a `rev` carrying this vector; nil for a vector of one version.
     package var history: String? {
         guard !merge.isEmpty || !previous.isEmpty || !legacy.isEmpty else { return nil }
-        var text = VectorText(capacity: (merge.count + previous.count) * 42 + legacy.count * 44)
+        var text = VectorText(versions: merge.count + previous.count, legacy: legacy.count)
         if !merge.isEmpty {
             for (index, version) in merge.enumerated() {
                 text.append(version, after: index == 0 ? "" : ", ")
@@ -175,8 +175,11 @@ package struct HybridLogicalVector: Hashable, Sendable, CustomStringConvertible 
 private struct VectorText {
     private var bytes: [UInt8] = []
 
-    init(capacity: Int) {
-        bytes.reserveCapacity(capacity)
+    /// Room for this many entries and their separators: 41 bytes for the longest version (16 hex digits, `@`, 22
+    /// characters of source) and its separator, 44 for a SHA-1 revision ID of up to four digits and its separator.
+    /// Longer legacy IDs grow the buffer.
+    init(versions: Int, legacy: Int) {
+        bytes.reserveCapacity(versions * 41 + legacy * 44)
     }
 
     var string: String { String(decoding: bytes, as: UTF8.self) }

@@ -20,11 +20,7 @@ public struct Version: Hashable, Sendable, CustomStringConvertible {
     }
 
     public init(_ text: String) throws(InvalidVersion) {
-        do throws(InvalidVersion.Reason) {
-            self = try scanning(Substring(text), Version.init(textBytes:))
-        } catch {
-            throw InvalidVersion(text: text, reason: error)
-        }
+        try self.init(Substring(text))
     }
 
     init(textBytes bytes: VersionTextBytes) throws(InvalidVersion.Reason) {
